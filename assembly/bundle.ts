@@ -69,13 +69,13 @@ export function walkBundle(winPos: f64, winLen: u32, bufSize: f64, pos: f64, ind
   const size = <u64>bufSize;
   const wStart = <u64>winPos;
   const wEnd = wStart + <u64>winLen;
-  const total = <u64>count;
   const cap = min<u32>(maxRecords, <u32>(RECORDS_BYTES / (BUNDLE_RECORD_F64S * 8)));
   const win = windowPtr();
   let p = <u64>pos;
   let i = <u64>index;
   let written: u32 = 0;
-  while (i < total) {
+  // The count stays an f64: a hostile count near 2^64 must not be converted to u64 (that can trap).
+  while (<f64>i < count) {
     if (written == cap) return finish(Status.MORE, written, p, i, 0);
     // The same order as ReadHeader: offset, size, ID length, ID bytes, then offset/size sanity.
     if (p + 8 > size) return finish(Status.BUNDLE_OFFSET_TRUNCATED, written, p, i, p);

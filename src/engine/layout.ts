@@ -1,0 +1,32 @@
+/**
+ * Mirror of assembly/layout.ts: the fixed regions both engines share. The TypeScript twin lays out its
+ * own ArrayBuffer the same way, so record-reading code is written once for both engines.
+ * test/engine/abi.test.ts parses the AssemblyScript file and checks every constant below.
+ */
+
+export const ABI_VERSION = 1;
+
+export const RESULT = 0x100;
+export const RESULT_SLOTS = 16;
+export const NEEDLE = 0x200;
+export const NEEDLE_MAX = 256;
+export const RECORDS = 0x400;
+export const RECORDS_BYTES = 0x10000 - 0x400;
+
+export const R_STATUS = 0;
+export const R_COUNT = 1;
+export const R_NEXT_POS = 2;
+export const R_NEXT_INDEX = 3;
+export const R_ERROR_POS = 4;
+export const R_AUX0 = 5;
+export const R_AUX1 = 6;
+export const R_AUX2 = 7;
+
+/** Where the TS twin puts its window (the Wasm engine's window sits above its heap base instead). */
+export const TS_WINDOW_BASE = 0x10000;
+
+/** Bundle walk records: five f64 per entry. */
+export const BUNDLE_RECORD_F64S = 5;
+export const BUNDLE_MAX_RECORDS = Math.floor(RECORDS_BYTES / (BUNDLE_RECORD_F64S * 8));
+/** Scan hits: one u32 window position each. */
+export const SCAN_MAX_HITS = RECORDS_BYTES >>> 2;

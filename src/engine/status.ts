@@ -1,0 +1,28 @@
+/**
+ * Mirror of assembly/status.ts (test/engine/abi.test.ts keeps the two equal): the status codes every
+ * kernel returns, and their names for error values.
+ */
+export const Status = {
+  DONE: 0,
+  MORE: 1,
+  NOT_FOUND: 2,
+
+  BUNDLE_COUNT_TRUNCATED: -1,
+  BUNDLE_OFFSET_TRUNCATED: -2,
+  BUNDLE_SIZE_TRUNCATED: -3,
+  BUNDLE_ID_LENGTH_TRUNCATED: -4,
+  BUNDLE_ID_TRUNCATED: -5,
+  BUNDLE_OFFSET_ZERO: -6,
+  BUNDLE_PAYLOAD_OUT_OF_BOUNDS: -7,
+  BUNDLE_ID_TOO_LONG: -8,
+} as const;
+
+export type StatusName = keyof typeof Status;
+
+const NAMES = new Map<number, StatusName>(
+  (Object.entries(Status) as [StatusName, number][]).map(([name, code]) => [code, name]),
+);
+
+export function statusName(code: number): StatusName | undefined {
+  return NAMES.get(code);
+}
