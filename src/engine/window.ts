@@ -12,6 +12,21 @@ import type { ByteSource } from "./source.js";
 
 const generations = new WeakMap<Engine, number>();
 
+function bump(engine: Engine): number {
+  const generation = (generations.get(engine) ?? 0) + 1;
+  generations.set(engine, generation);
+  return generation;
+}
+
+/**
+ * Takes the raw window for scratch use (copying): every Window over this engine will reload before
+ * trusting its bytes again. Valid until the next load or reserve.
+ */
+export function claimWindow(engine: Engine): Uint8Array {
+  bump(engine);
+  return engine.views().window;
+}
+
 export class Window {
   /** Source position of window byte 0. */
   position = 0;
@@ -45,9 +60,7 @@ export class Window {
         offset: position + got,
       });
     }
-    const generation = (generations.get(engine) ?? 0) + 1;
-    generations.set(engine, generation);
-    this.generation = generation;
+    this.generation = bump(engine);
     this.position = position;
     this.length = got;
     return got;

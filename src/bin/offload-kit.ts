@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+import { invokedName, processIO } from "../cli/io.js";
+import { runOffloadKit } from "../cli/offload-kit.js";
+
+process.exitCode = await runOffloadKit(invokedName(process.argv[1], "offload-kit"), process.argv.slice(2), processIO(), process.stderr.isTTY === true);

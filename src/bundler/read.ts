@@ -1,0 +1,79 @@
+/**
+ * Reading a bundle the way clang-offload-bundler 19 does for a given -type: choose the handler
+ * (CreateFileHandler), read the entries, and give them both in file order and in the order the native
+ * tool visits them when unbundling (binary bundles: llvm::StringMap bucket order).
+ */
+import type { Engine } from "../engine/engine.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { engine as defaultEngine } from "../engine/select.js";
+import { bytesSource, readExact } from "../engine/source.js";
+import type { ByteSource } from "../engine/source.js";
+import { Window } from "../engine/window.js";
+import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
+import type { BinaryBundle, BundleProblem } from "../formats/bundle.js";
+import { fileTypeInfo, invalidFileTypeMessage } from "../formats/file-types.js";
+import type { FileTypeInfo } from "../formats/file-types.js";
+import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js";
+import { readTextBundle } from "../formats/text-bundle.js";
+import { StringMapModel } from "../llvm/string-map.js";
+
+export interface IndexedEntry {
+  /** Bundle entry ID (byte string). */
+  readonly id: string;
+  /** Payload position and size in the (decompressed) input. */
+  readonly offset: number;
+  readonly size: number;
+}
+
+export interface BundleIndex {
+  readonly handler: "binary" | "text";
+  /** File order; for binary bundles one entry per distinct ID (first position, last value, as LLVM). */
+  readonly entries: readonly IndexedEntry[];
+  /** The order clang-offload-bundler 19 visits entries in when unbundling and listing. */
+  readonly visitOrder: readonly IndexedEntry[];
+  /** Why an input that starts like a binary bundle is not one to LLVM. */
+  readonly problem?: BundleProblem;
+  readonly binary?: BinaryBundle;
+}
+
+export function fileTypeOrThrow(type: string): FileTypeInfo {
+  const info = fileTypeInfo(type);
+  if (info === undefined) throw new OffloadKitError("INVALID_FILE_TYPE", invalidFileTypeMessage(type));
+  return info;
+}
+
+/** Throws for inputs whose handler is not implemented here (bundles carried in object-file sections). */
+export function refuseObjectInput(info: FileTypeInfo, source: ByteSource): void {
+  if (!info.object) return;
+  const format = identifyObjectFile(readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE)));
+  if (format !== undefined) {
+    throw new OffloadKitError(
+      "UNSUPPORTED_OBJECT",
+      `bundles stored in ${format.toUpperCase()} object-file sections (-type=${info.type} with an object input) are not supported yet`,
+    );
+  }
+}
+
+/** StringMap (xxh3, LLVM 19) iteration order of distinct IDs inserted in header order. */
+export function nativeVisitOrder<T extends { id: string }>(entries: readonly T[]): T[] {
+  const map = new StringMapModel<T>({ hash: "xxh3" });
+  for (const entry of entries) map.set(entry.id, entry);
+  return [...map.values()];
+}
+
+export function readBundleIndex(input: ByteSource | Uint8Array, type: string, engine: Engine = defaultEngine()): BundleIndex {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  const info = fileTypeOrThrow(type);
+  const window = new Window(engine, source);
+  if (info.comment !== undefined) {
+    const text = readTextBundle(source, info.comment, { window });
+    const entries = text.entries.map(({ id, offset, size }) => ({ id, offset, size }));
+    return { handler: "text", entries, visitOrder: entries };
+  }
+  refuseObjectInput(info, source);
+  const read = readBinaryBundle(source, { window });
+  if (read.kind === "none") return { handler: "binary", entries: [], visitOrder: [], problem: read.problem };
+  const entries = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id, offset, size }));
+  // The StringMap holds each ID once, at its first insertion's bucket, with the last stored value.
+  return { handler: "binary", entries, visitOrder: nativeVisitOrder(entries), binary: read.bundle };
+}

@@ -1,0 +1,83 @@
+/**
+ * What every CLI shares: where output goes (injectable for tests), LLVM-style diagnostics
+ * (`<argv0>: error: <message>`, as WithColor::error prints them without a terminal), the program
+ * name the native tool would have seen, and the rule that bad input never produces a stack trace.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { basename, delimiter, dirname, resolve } from "node:path";
+import { isOffloadKitError } from "../engine/errors.js";
+import type { ResponseFileReader } from "./args.js";
+
+export interface CliIO {
+  stdout(text: string | Uint8Array): void;
+  stderr(text: string): void;
+  /** Environment variables (defaults to process.env). */
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+export function processIO(): CliIO {
+  return {
+    stdout: (text) => {
+      process.stdout.write(text);
+    },
+    stderr: (text) => {
+      process.stderr.write(text);
+    },
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}
+
+/**
+ * argv[0] as the shell would have passed it to a native binary: the bare name when the script was
+ * found through PATH, the path as typed otherwise. Node only knows the resolved script path.
+ */
+export function invokedName(scriptPath: string | undefined, fallback: string, env = process.env): string {
+  if (!scriptPath) return fallback;
+  const dirs = (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => resolve(d));
+  return dirs.includes(resolve(dirname(scriptPath))) ? basename(scriptPath) : scriptPath;
+}
+
+export function printError(io: CliIO, argv0: string, message: string): void {
+  io.stderr(`${argv0}: error: ${message}\n`);
+}
+
+export function printWarning(io: CliIO, argv0: string, message: string): void {
+  io.stderr(`${argv0}: warning: ${message}\n`);
+}
+
+/**
+ * Runs a CLI body: our errors become one diagnostic line and exit 1; anything else is a bug in
+ * offload-kit, reported as such (the stack only with OFFLOAD_KIT_DEBUG=1).
+ */
+export function runGuarded(io: CliIO, argv0: string, body: () => number): number {
+  try {
+    return body();
+  } catch (e) {
+    if (isOffloadKitError(e)) {
+      printError(io, argv0, e.message);
+      return 1;
+    }
+    const detail = e instanceof Error ? e.message : String(e);
+    printError(io, argv0, `internal error in offload-kit: ${detail} (please report it; set OFFLOAD_KIT_DEBUG=1 for details)`);
+    if (io.env.OFFLOAD_KIT_DEBUG === "1" && e instanceof Error && e.stack) io.stderr(`${e.stack}\n`);
+    return 70;
+  }
+}
+
+/** Response files (`@file`) as LLVM expands them, read relative to the current directory. */
+export function responseFileReader(cwd: string): ResponseFileReader {
+  return {
+    cwd,
+    readFile(path) {
+      try {
+        if (statSync(path).isDirectory()) return { error: "Is a directory" };
+        return readFileSync(path);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        return { error: (e as Error).message };
+      }
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * `offload-bundler`: a drop-in for clang-offload-bundler 19. The flags, checks, messages and exit
+ * codes are the native tool's (spec bundler.md §1); the work is done by src/node/bundler.ts.
+ * Documented differences: -list prints IDs in file order; a failure leaves no partial output; where
+ * the native tool crashes or writes a corrupt file we print an error.
+ */
+import { latin1Encode } from "../formats/bytes.js";
+import { validateBundlerOptions } from "../bundler/options.js";
+import type { BundlerOptions } from "../bundler/options.js";
+import { bundleFiles, listBundle, unbundleFile } from "../node/bundler.js";
+import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
+import { flagValue, listValue, numberValue, parseCommandLine, stringValue } from "./args.js";
+import type { ParseResult } from "./args.js";
+import type { CliIO } from "./io.js";
+import { printError, printWarning, responseFileReader, runGuarded } from "./io.js";
+import { bundlerToolSpec } from "./offload-bundler-options.js";
+
+export const BUNDLER_VERSION_TEXT = `offload-kit offload-bundler version ${LLVM_COMPAT_VERSION} (offload-kit ${PACKAGE_VERSION})\n`;
+
+function toOptions(parsed: Extract<ParseResult, { kind: "ok" }>): BundlerOptions {
+  const { values, occurrences } = parsed;
+  const given = (name: string) => (occurrences[name] ?? 0) > 0;
+  return {
+    type: stringValue(values, "type"),
+    targets: listValue(values, "targets"),
+    targetsOccurrences: occurrences.targets ?? 0,
+    input: listValue(values, "input"),
+    inputs: listValue(values, "inputs"),
+    output: listValue(values, "output"),
+    outputs: listValue(values, "outputs"),
+    unbundle: flagValue(values, "unbundle"),
+    list: flagValue(values, "list"),
+    allowMissingBundles: flagValue(values, "allow-missing-bundles"),
+    bundleAlign: given("bundle-align") ? numberValue(values, "bundle-align") : 1,
+    checkInputArchive: flagValue(values, "check-input-archive"),
+    hipOpenmpCompatible: flagValue(values, "hip-openmp-compatible"),
+    printExternalCommands: flagValue(values, "###"),
+    compress: given("compress") ? flagValue(values, "compress") : undefined,
+    compressionLevel: given("compression-level") ? numberValue(values, "compression-level") : undefined,
+    verbose: given("verbose") ? flagValue(values, "verbose") : undefined,
+  };
+}
+
+export function runBundler(argv0: string, args: readonly string[], io: CliIO): number {
+  const parsed = parseCommandLine(bundlerToolSpec(BUNDLER_VERSION_TEXT), argv0, args, responseFileReader(io.cwd));
+  if (parsed.kind === "exit") {
+    if (parsed.stdout) io.stdout(parsed.stdout);
+    if (parsed.stderr) io.stderr(parsed.stderr);
+    return parsed.code;
+  }
+  if (parsed.stderr) io.stderr(parsed.stderr);
+  return runGuarded(io, argv0, () => {
+    const validation = validateBundlerOptions(toOptions(parsed));
+    for (const warning of validation.warnings) printWarning(io, argv0, warning);
+    if (validation.error !== undefined || validation.job === undefined) {
+      printError(io, argv0, validation.error ?? "invalid options");
+      return 1;
+    }
+    const job = validation.job;
+    if (job.mode === "list") {
+      const ids = listBundle(job.inputs[0], job.type);
+      if (ids.length > 0) io.stdout(latin1Encode(ids.map((id) => `${id}\n`).join("")));
+      return 0;
+    }
+    if (job.mode === "bundle") bundleFiles(job);
+    else unbundleFile(job);
+    return 0;
+  });
+}

@@ -1,0 +1,167 @@
+/**
+ * Batch unbundling for CI pipelines: many inputs, one set of targets, one process. Each input is
+ * unbundled exactly as `offload-bundler -unbundle` would (same matching, same missing-bundle rules) into
+ * `<out-dir>/<input file name>-<target ID, ':' → '_'>`; a failing input is reported and the others go
+ * on. Large batches are spread over worker threads (src/node/batch-worker.ts).
+ */
+import { availableParallelism } from "node:os";
+import { basename, join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
+import { checkTargets, normalisationCollision } from "../bundler/options.js";
+import { byteStringToUnicode, utf8ToByteString } from "../formats/bytes.js";
+import { unbundleToFiles } from "./bundler.js";
+import type { UnbundleOptions } from "./bundler.js";
+
+export interface BatchOptions {
+  /** Requested targets as typed (normalised here, like -targets). */
+  readonly targets: readonly string[];
+  readonly type?: string;
+  readonly outDir: string;
+  readonly allowMissingBundles?: boolean;
+  readonly hipOpenmpCompatible?: boolean;
+  /** Worker threads; 0 or 1 runs in this thread; undefined chooses by batch size. */
+  readonly jobs?: number;
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface BatchOutput {
+  /** Normalised target ID. */
+  readonly target: string;
+  readonly path: string;
+  /** The stored ID of the entry written, or null for an empty or host-copy output. */
+  readonly entry: string | null;
+  readonly content: "entry" | "whole-input" | "empty";
+  readonly size: number;
+}
+
+export interface BatchFileResult {
+  readonly input: string;
+  readonly outputs: readonly BatchOutput[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** A batch below this many files runs in the calling thread (worker start-up costs more; see bench/). */
+export const WORKER_THRESHOLD = 256;
+
+/** The file name an output gets: never a path separator, so it cannot leave the output folder. */
+export function outputFileName(input: string, target: string): string {
+  return `${basename(input)}-${byteStringToUnicode(target).replace(/[:/\\\0]/g, "_")}`;
+}
+
+export function normaliseBatchTargets(rawTargets: readonly string[]): string[] {
+  const raw = rawTargets.map(utf8ToByteString);
+  const checked = checkTargets(raw);
+  if ("error" in checked) throw new OffloadKitError("BAD_TARGETS", checked.error);
+  const collision = normalisationCollision(raw, checked.targets);
+  if (collision !== undefined) throw new OffloadKitError("BAD_TARGETS", collision);
+  return checked.targets;
+}
+
+/** Unbundles one input of a batch; never throws for bad input (the error is in the result). */
+export function unbundleOne(input: string, options: UnbundleOptions, outDir: string): BatchFileResult {
+  const paths = options.targets.map((t) => join(outDir, outputFileName(input, t)));
+  try {
+    const { writes, inputSize } = unbundleToFiles(input, options, paths);
+    const outputs = writes
+      .map((w): BatchOutput => ({
+        target: options.targets[w.target],
+        path: paths[w.target],
+        entry: w.content.kind === "entry" ? w.content.entry.id : null,
+        content: w.content.kind,
+        size: w.content.kind === "entry" ? w.content.entry.size : w.content.kind === "empty" ? 0 : inputSize,
+      }))
+      .sort((a, b) => options.targets.indexOf(a.target) - options.targets.indexOf(b.target));
+    return { input, outputs };
+  } catch (e) {
+    if (!isOffloadKitError(e)) throw e;
+    return { input, outputs: [], error: { code: e.code, message: e.message } };
+  }
+}
+
+function checkNameCollisions(inputs: readonly string[]): void {
+  const byName = new Map<string, string>();
+  for (const input of inputs) {
+    const name = basename(input);
+    const other = byName.get(name);
+    if (other !== undefined && other !== input) {
+      throw new OffloadKitError("OUTPUT_COLLISION", `inputs '${other}' and '${input}' have the same file name; their outputs would overwrite each other`);
+    }
+    byName.set(name, input);
+  }
+}
+
+export async function unbundleBatch(inputs: readonly string[], options: BatchOptions): Promise<BatchFileResult[]> {
+  checkNameCollisions(inputs);
+  const unbundle: UnbundleOptions = {
+    type: options.type,
+    targets: normaliseBatchTargets(options.targets),
+    allowMissingBundles: options.allowMissingBundles,
+    hipOpenmpCompatible: options.hipOpenmpCompatible,
+  };
+  const jobs = options.jobs ?? (inputs.length >= WORKER_THRESHOLD ? Math.min(availableParallelism(), 8) : 1);
+  if (jobs <= 1 || inputs.length < 2) {
+    const results: BatchFileResult[] = [];
+    for (const input of inputs) {
+      results.push(unbundleOne(input, unbundle, options.outDir));
+      options.onProgress?.(results.length, inputs.length);
+    }
+    return results;
+  }
+  return runWorkers(inputs, unbundle, options, jobs);
+}
+
+/** Messages between the batch and its workers. */
+export type WorkerRequest = { readonly kind: "files"; readonly start: number; readonly inputs: readonly string[] } | { readonly kind: "stop" };
+export type WorkerReply = { readonly kind: "results"; readonly start: number; readonly results: BatchFileResult[] } | { readonly kind: "ready" };
+
+export interface WorkerSetup {
+  readonly options: UnbundleOptions;
+  readonly outDir: string;
+}
+
+function workerUrl(): { url: URL; execArgv: string[] } {
+  // From the TypeScript sources (tests, tsx) the worker needs the tsx loader; the build runs plain JS.
+  const fromSource = import.meta.url.endsWith(".ts");
+  return {
+    url: new URL(fromSource ? "./batch-worker.ts" : "./batch-worker.js", import.meta.url),
+    execArgv: fromSource ? ["--import", "tsx"] : [],
+  };
+}
+
+async function runWorkers(inputs: readonly string[], unbundle: UnbundleOptions, options: BatchOptions, jobs: number): Promise<BatchFileResult[]> {
+  const results: BatchFileResult[] = new Array(inputs.length);
+  // Small slices keep the workers evenly loaded; each message costs far less than a file.
+  const slice = Math.max(8, Math.min(64, Math.ceil(inputs.length / (jobs * 8))));
+  let next = 0;
+  let done = 0;
+  const { url, execArgv } = workerUrl();
+  const setup: WorkerSetup = { options: unbundle, outDir: options.outDir };
+  await Promise.all(
+    Array.from({ length: jobs }, () =>
+      new Promise<void>((resolve, reject) => {
+        const worker = new Worker(url, { workerData: setup, execArgv });
+        const feed = () => {
+          if (next >= inputs.length) {
+            worker.postMessage({ kind: "stop" } satisfies WorkerRequest);
+            return;
+          }
+          const start = next;
+          next = Math.min(inputs.length, next + slice);
+          worker.postMessage({ kind: "files", start, inputs: inputs.slice(start, next) } satisfies WorkerRequest);
+        };
+        worker.on("message", (reply: WorkerReply) => {
+          if (reply.kind === "results") {
+            reply.results.forEach((r, k) => (results[reply.start + k] = r));
+            done += reply.results.length;
+            options.onProgress?.(done, inputs.length);
+          }
+          feed();
+        });
+        worker.on("error", reject);
+        worker.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`batch worker exited with code ${code}`))));
+      }),
+    ),
+  );
+  return results;
+}

@@ -1,0 +1,131 @@
+/**
+ * Atomic outputs. Every output is written to a temporary file beside its destination and renamed
+ * over it only when the whole job has succeeded, so a failure (bad input, full disk, Ctrl-C) leaves
+ * no partial or truncated output, and existing files stay as they were. "-" writes to stdout, as in
+ * LLVM's raw_fd_ostream, and cannot be undone.
+ */
+import { closeSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileError } from "./errors.js";
+
+let counter = 0;
+const pending = new Set<OutputFile>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const file of pending) file.discard();
+  });
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      for (const file of pending) file.discard();
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
+const ZEROS = new Uint8Array(64 * 1024);
+
+export class OutputFile {
+  readonly tempPath: string | undefined;
+  private fd: number;
+  /** Bytes written so far. */
+  position = 0;
+  private done = false;
+
+  constructor(readonly path: string) {
+    if (path === "-") {
+      this.tempPath = undefined;
+      this.fd = 1;
+      return;
+    }
+    installExitHook();
+    this.tempPath = join(dirname(path), `.${basename(path)}.offload-kit-${process.pid}-${++counter}.tmp`);
+    try {
+      this.fd = openSync(this.tempPath, "wx", 0o666);
+    } catch (e) {
+      throw fileError(path, e);
+    }
+    pending.add(this);
+  }
+
+  write(bytes: Uint8Array): void {
+    let done = 0;
+    while (done < bytes.length) {
+      try {
+        done += writeSync(this.fd, bytes, done, bytes.length - done, this.tempPath === undefined ? null : this.position + done);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
+        throw fileError(this.path, e);
+      }
+    }
+    this.position += bytes.length;
+  }
+
+  writeZeros(count: number): void {
+    while (count > 0) {
+      const n = Math.min(count, ZEROS.length);
+      this.write(ZEROS.subarray(0, n));
+      count -= n;
+    }
+  }
+
+  /** Closes the temporary file and renames it over the destination. */
+  commit(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.tempPath === undefined) return;
+    pending.delete(this);
+    try {
+      closeSync(this.fd);
+      renameSync(this.tempPath, this.path);
+    } catch (e) {
+      this.unlinkTemp();
+      throw fileError(this.path, e);
+    }
+  }
+
+  /** Closes and removes the temporary file; the destination is untouched. */
+  discard(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.tempPath === undefined) return;
+    pending.delete(this);
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed: nothing else to release.
+    }
+    this.unlinkTemp();
+  }
+
+  private unlinkTemp(): void {
+    try {
+      unlinkSync(this.tempPath!);
+    } catch {
+      // The temporary file is gone already.
+    }
+  }
+}
+
+/**
+ * A group of outputs that succeed or fail together: `run` creates them through `open`; they are
+ * renamed into place only if `run` returns, and all discarded if it throws.
+ */
+export function withOutputs<T>(run: (open: (path: string) => OutputFile) => T): T {
+  const files: OutputFile[] = [];
+  try {
+    const result = run((path) => {
+      const file = new OutputFile(path);
+      files.push(file);
+      return file;
+    });
+    for (const file of files) file.commit();
+    return result;
+  } catch (e) {
+    for (const file of files) file.discard();
+    throw e;
+  }
+}
