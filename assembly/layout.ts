@@ -61,18 +61,16 @@ export function getWindowCapacity(): u32 {
 }
 
 /**
- * Makes room for a window of `size` bytes above the heap base and returns its address.
- * Growing memory detaches every JS view of it: callers rebuild their views afterwards.
+ * Makes room for a window of `size` bytes and returns its address (0 if memory cannot grow). The
+ * window comes from the runtime's heap, so it never overlaps the runtime's own data; a larger window
+ * replaces the old one. Growing memory detaches every JS view of it: callers rebuild their views.
  */
 export function reserveWindow(size: u32): usize {
-  const base = (__heap_base + 0xffff) & ~(<usize>0xffff);
-  const end = base + <usize>size;
-  const needPages = <i32>((end + 0xffff) >>> 16);
-  const havePages = memory.size();
-  if (needPages > havePages) {
-    if (memory.grow(needPages - havePages) < 0) return 0;
-  }
-  windowBase = base;
-  if (<u32>size > windowCapacity) windowCapacity = size;
-  return base;
+  if (size <= windowCapacity && windowBase != 0) return windowBase;
+  const pagesNeeded = <i32>(((<usize>size + 0xffff) >>> 16) + 1);
+  // Check growth up front: a failing heap.alloc would trap instead of reporting.
+  if (memory.size() + pagesNeeded > 65536) return 0;
+  windowBase = heap.alloc(<usize>size);
+  windowCapacity = size;
+  return windowBase;
 }

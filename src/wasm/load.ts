@@ -53,8 +53,13 @@ export async function compileAsync(source?: URL | string | BufferSource): Promis
   return WebAssembly.compile(source);
 }
 
+/** AssemblyScript's `abort`: reached only through a broken invariant in the core, never through bad input. */
+function abort(): never {
+  throw new OffloadKitError("INTERNAL", "the Wasm core aborted (a bug in offload-kit: please report it)");
+}
+
 export function instantiate(module: WebAssembly.Module): WasmExports {
-  const instance = new WebAssembly.Instance(module, {});
+  const instance = new WebAssembly.Instance(module, { env: { abort } });
   const exports = instance.exports as unknown as WasmExports;
   if (exports.abiVersion() !== ABI_VERSION) {
     throw new OffloadKitError(
