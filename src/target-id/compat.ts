@@ -186,6 +186,43 @@ export function getConflictTargetIdCombination(ids: Iterable<string>, options: C
   return undefined;
 }
 
+/** A conflict found by the bundler's check over all its targets: the `kind-triple` group and the two IDs. */
+export interface BundleTargetConflict {
+  /** `<kind>-<triple.str()>`: the rebuilt triple text, not 22's normalised one. */
+  readonly group: string;
+  readonly first: string;
+  readonly second: string;
+}
+
+/**
+ * The bundler's check over its `-targets` (19/22, bundling and unbundling alike): target IDs grouped by
+ * `<kind>-<triple.str()>`, groups visited in byte order of that key, each group checked with
+ * `getConflictTargetIdCombination`. 14 has no such check. The release is the infos' `llvmVersion`.
+ */
+export function findConflictingTargets(infos: Iterable<OffloadTargetInfo>): BundleTargetConflict | undefined {
+  const groups = new Map<string, string[]>();
+  let version: LlvmVersion | undefined;
+  for (const info of infos) {
+    version = info.llvmVersion;
+    const group = `${info.offloadKind}-${info.triple.str()}`;
+    const ids = groups.get(group);
+    if (ids === undefined) groups.set(group, [info.targetId]);
+    else ids.push(info.targetId);
+  }
+  if (version === undefined || version === 14) return undefined;
+  for (const group of [...groups.keys()].sort(compareByteOrder)) {
+    const pair = getConflictTargetIdCombination(groups.get(group)!, { llvmVersion: version });
+    if (pair !== undefined) return { group, first: pair[0], second: pair[1] };
+  }
+  return undefined;
+}
+
+/** The tool's message for a conflict, word for word. */
+export function formatConflictMessage(conflict: BundleTargetConflict): string {
+  return `Cannot bundle inputs with conflicting targets: '${conflict.group}-${conflict.first}' and ` +
+    `'${conflict.group}-${conflict.second}'`;
+}
+
 function onOff(setting: boolean): string {
   return setting ? "on (+)" : "off (-)";
 }
