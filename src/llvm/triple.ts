@@ -5,7 +5,8 @@
  * parseFormat, getDefaultFormat, the constructors, isCompatibleWith, normalize) and
  * llvm/lib/TargetParser/ARMTargetParser{,Common}.cpp (the ARM/Thumb/AArch64 arch-name grammar). LLVM 19 is the
  * reference; the 14 and 22 differences that the bundler can observe are gated by `LlvmVersion` and were measured
- * with clang-offload-bundler-14/19/22 (spec/bundler.md §1.1 item 8, §3.3; test/differential/target-id-native.test.ts):
+ * with clang-offload-bundler-14/19/22 (spec/bundler.md §1.1 item 8, §3.3;
+ * test/differential/target-id-native.test.ts):
  *
  * - arch names: 14 lacks spirv/spirvN vX, dxil*, loongarch*, xtensa; 19 still has le32/le64 (gone in 22);
  *   22 adds riscv32be/riscv64be and dxilv1.9 (measured).
@@ -308,109 +309,113 @@ interface ArchName extends Gated {
   readonly arch: ArchType;
 }
 
-const A = ArchType;
 const NO_SPIRV_DXIL_IN_14: Gated = { since: 19 };
 
 /** `parseArch`'s exact-name cases, before the ARM/BPF/kalimba fallbacks. */
 const ARCH_NAMES: ReadonlyMap<string, ArchName> = new Map<string, ArchName>([
-  ...["i386", "i486", "i586", "i686", "i786", "i886", "i986"].map((name) => [name, { arch: A.x86 }] as const),
-  ...["amd64", "x86_64", "x86_64h"].map((name) => [name, { arch: A.x86_64 }] as const),
-  ...["powerpc", "powerpcspe", "ppc", "ppc32"].map((name) => [name, { arch: A.ppc }] as const),
-  ...["powerpcle", "ppcle", "ppc32le"].map((name) => [name, { arch: A.ppcle }] as const),
-  ...["powerpc64", "ppu", "ppc64"].map((name) => [name, { arch: A.ppc64 }] as const),
-  ...["powerpc64le", "ppc64le"].map((name) => [name, { arch: A.ppc64le }] as const),
-  ["xscale", { arch: A.arm }],
-  ["xscaleeb", { arch: A.armeb }],
-  ["aarch64", { arch: A.aarch64 }],
-  ["aarch64_be", { arch: A.aarch64_be }],
-  ["aarch64_32", { arch: A.aarch64_32 }],
-  ["arc", { arch: A.arc }],
-  ["arm64", { arch: A.aarch64 }],
-  ["arm64_32", { arch: A.aarch64_32 }],
-  ["arm64e", { arch: A.aarch64 }],
-  ["arm64ec", { arch: A.aarch64 }],
-  ["arm", { arch: A.arm }],
-  ["armeb", { arch: A.armeb }],
-  ["thumb", { arch: A.thumb }],
-  ["thumbeb", { arch: A.thumbeb }],
-  ["avr", { arch: A.avr }],
-  ["m68k", { arch: A.m68k }],
-  ["msp430", { arch: A.msp430 }],
-  ...["mips", "mipseb", "mipsallegrex", "mipsisa32r6", "mipsr6"].map((name) => [name, { arch: A.mips }] as const),
-  ...["mipsel", "mipsallegrexel", "mipsisa32r6el", "mipsr6el"].map((name) => [name, { arch: A.mipsel }] as const),
+  ...["i386", "i486", "i586", "i686", "i786", "i886", "i986"].map((name) => [name, { arch: ArchType.x86 }] as const),
+  ...["amd64", "x86_64", "x86_64h"].map((name) => [name, { arch: ArchType.x86_64 }] as const),
+  ...["powerpc", "powerpcspe", "ppc", "ppc32"].map((name) => [name, { arch: ArchType.ppc }] as const),
+  ...["powerpcle", "ppcle", "ppc32le"].map((name) => [name, { arch: ArchType.ppcle }] as const),
+  ...["powerpc64", "ppu", "ppc64"].map((name) => [name, { arch: ArchType.ppc64 }] as const),
+  ...["powerpc64le", "ppc64le"].map((name) => [name, { arch: ArchType.ppc64le }] as const),
+  ["xscale", { arch: ArchType.arm }],
+  ["xscaleeb", { arch: ArchType.armeb }],
+  ["aarch64", { arch: ArchType.aarch64 }],
+  ["aarch64_be", { arch: ArchType.aarch64_be }],
+  ["aarch64_32", { arch: ArchType.aarch64_32 }],
+  ["arc", { arch: ArchType.arc }],
+  ["arm64", { arch: ArchType.aarch64 }],
+  ["arm64_32", { arch: ArchType.aarch64_32 }],
+  ["arm64e", { arch: ArchType.aarch64 }],
+  ["arm64ec", { arch: ArchType.aarch64 }],
+  ["arm", { arch: ArchType.arm }],
+  ["armeb", { arch: ArchType.armeb }],
+  ["thumb", { arch: ArchType.thumb }],
+  ["thumbeb", { arch: ArchType.thumbeb }],
+  ["avr", { arch: ArchType.avr }],
+  ["m68k", { arch: ArchType.m68k }],
+  ["msp430", { arch: ArchType.msp430 }],
+  ...["mips", "mipseb", "mipsallegrex", "mipsisa32r6", "mipsr6"].map(
+    (name) => [name, { arch: ArchType.mips }] as const,
+  ),
+  ...["mipsel", "mipsallegrexel", "mipsisa32r6el", "mipsr6el"].map(
+    (name) => [name, { arch: ArchType.mipsel }] as const,
+  ),
   ...["mips64", "mips64eb", "mipsn32", "mipsisa64r6", "mips64r6", "mipsn32r6"].map(
-    (name) => [name, { arch: A.mips64 }] as const,
+    (name) => [name, { arch: ArchType.mips64 }] as const,
   ),
   ...["mips64el", "mipsn32el", "mipsisa64r6el", "mips64r6el", "mipsn32r6el"].map(
-    (name) => [name, { arch: A.mips64el }] as const,
+    (name) => [name, { arch: ArchType.mips64el }] as const,
   ),
-  ["r600", { arch: A.r600 }],
-  ["amdgcn", { arch: A.amdgcn }],
-  ["riscv32", { arch: A.riscv32 }],
-  ["riscv64", { arch: A.riscv64 }],
-  ["riscv32be", { arch: A.riscv32be, since: 22 }],
-  ["riscv64be", { arch: A.riscv64be, since: 22 }],
-  ["hexagon", { arch: A.hexagon }],
-  ["s390x", { arch: A.systemz }],
-  ["systemz", { arch: A.systemz }],
-  ["sparc", { arch: A.sparc }],
-  ["sparcel", { arch: A.sparcel }],
-  ["sparcv9", { arch: A.sparcv9 }],
-  ["sparc64", { arch: A.sparcv9 }],
-  ["tce", { arch: A.tce }],
-  ["tcele", { arch: A.tcele }],
-  ["xcore", { arch: A.xcore }],
-  ["nvptx", { arch: A.nvptx }],
-  ["nvptx64", { arch: A.nvptx64 }],
-  ["le32", { arch: A.le32, until: 19 }],
-  ["le64", { arch: A.le64, until: 19 }],
-  ["amdil", { arch: A.amdil }],
-  ["amdil64", { arch: A.amdil64 }],
-  ["hsail", { arch: A.hsail }],
-  ["hsail64", { arch: A.hsail64 }],
-  ["spir", { arch: A.spir }],
-  ["spir64", { arch: A.spir64 }],
-  ...["spirv", "spirv1.5", "spirv1.6"].map((name) => [name, { arch: A.spirv, ...NO_SPIRV_DXIL_IN_14 }] as const),
-  ["spirv32", { arch: A.spirv32 }],
+  ["r600", { arch: ArchType.r600 }],
+  ["amdgcn", { arch: ArchType.amdgcn }],
+  ["riscv32", { arch: ArchType.riscv32 }],
+  ["riscv64", { arch: ArchType.riscv64 }],
+  ["riscv32be", { arch: ArchType.riscv32be, since: 22 }],
+  ["riscv64be", { arch: ArchType.riscv64be, since: 22 }],
+  ["hexagon", { arch: ArchType.hexagon }],
+  ["s390x", { arch: ArchType.systemz }],
+  ["systemz", { arch: ArchType.systemz }],
+  ["sparc", { arch: ArchType.sparc }],
+  ["sparcel", { arch: ArchType.sparcel }],
+  ["sparcv9", { arch: ArchType.sparcv9 }],
+  ["sparc64", { arch: ArchType.sparcv9 }],
+  ["tce", { arch: ArchType.tce }],
+  ["tcele", { arch: ArchType.tcele }],
+  ["xcore", { arch: ArchType.xcore }],
+  ["nvptx", { arch: ArchType.nvptx }],
+  ["nvptx64", { arch: ArchType.nvptx64 }],
+  ["le32", { arch: ArchType.le32, until: 19 }],
+  ["le64", { arch: ArchType.le64, until: 19 }],
+  ["amdil", { arch: ArchType.amdil }],
+  ["amdil64", { arch: ArchType.amdil64 }],
+  ["hsail", { arch: ArchType.hsail }],
+  ["hsail64", { arch: ArchType.hsail64 }],
+  ["spir", { arch: ArchType.spir }],
+  ["spir64", { arch: ArchType.spir64 }],
+  ...["spirv", "spirv1.5", "spirv1.6"].map((name) => [name, { arch: ArchType.spirv, ...NO_SPIRV_DXIL_IN_14 }] as const),
+  ["spirv32", { arch: ArchType.spirv32 }],
   ...["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"].map(
-    (suffix) => [`spirv32v${suffix}`, { arch: A.spirv32, ...NO_SPIRV_DXIL_IN_14 }] as const,
+    (suffix) => [`spirv32v${suffix}`, { arch: ArchType.spirv32, ...NO_SPIRV_DXIL_IN_14 }] as const,
   ),
-  ["spirv64", { arch: A.spirv64 }],
+  ["spirv64", { arch: ArchType.spirv64 }],
   ...["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"].map(
-    (suffix) => [`spirv64v${suffix}`, { arch: A.spirv64, ...NO_SPIRV_DXIL_IN_14 }] as const,
+    (suffix) => [`spirv64v${suffix}`, { arch: ArchType.spirv64, ...NO_SPIRV_DXIL_IN_14 }] as const,
   ),
-  ["lanai", { arch: A.lanai }],
-  ["renderscript32", { arch: A.renderscript32 }],
-  ["renderscript64", { arch: A.renderscript64 }],
-  ["shave", { arch: A.shave }],
-  ["ve", { arch: A.ve }],
-  ["wasm32", { arch: A.wasm32 }],
-  ["wasm64", { arch: A.wasm64 }],
-  ["csky", { arch: A.csky }],
-  ["loongarch32", { arch: A.loongarch32, since: 19 }],
-  ["loongarch64", { arch: A.loongarch64, since: 19 }],
-  ...["dxil", "dxilv1.0", "dxilv1.1", "dxilv1.2", "dxilv1.3", "dxilv1.4", "dxilv1.5", "dxilv1.6", "dxilv1.7", "dxilv1.8"].map(
-    (name) => [name, { arch: A.dxil, ...NO_SPIRV_DXIL_IN_14 }] as const,
+  ["lanai", { arch: ArchType.lanai }],
+  ["renderscript32", { arch: ArchType.renderscript32 }],
+  ["renderscript64", { arch: ArchType.renderscript64 }],
+  ["shave", { arch: ArchType.shave }],
+  ["ve", { arch: ArchType.ve }],
+  ["wasm32", { arch: ArchType.wasm32 }],
+  ["wasm64", { arch: ArchType.wasm64 }],
+  ["csky", { arch: ArchType.csky }],
+  ["loongarch32", { arch: ArchType.loongarch32, since: 19 }],
+  ["loongarch64", { arch: ArchType.loongarch64, since: 19 }],
+  ...["dxil", ...["0", "1", "2", "3", "4", "5", "6", "7", "8"].map((minor) => `dxilv1.${minor}`)].map(
+    (name) => [name, { arch: ArchType.dxil, ...NO_SPIRV_DXIL_IN_14 }] as const,
   ),
-  ["dxilv1.9", { arch: A.dxil, since: 22 }],
-  ["xtensa", { arch: A.xtensa, since: 19 }],
+  ["dxilv1.9", { arch: ArchType.dxil, since: 22 }],
+  ["xtensa", { arch: ArchType.xtensa, since: 19 }],
 ]);
 
 /** `parseBPFArch`. A bare "bpf" follows the host's endianness; every supported host is little-endian. */
 function parseBpfArch(name: string): ArchType {
-  if (name === "bpf" || name === "bpf_le" || name === "bpfel") return A.bpfel;
-  if (name === "bpf_be" || name === "bpfeb") return A.bpfeb;
-  return A.UnknownArch;
+  if (name === "bpf" || name === "bpf_le" || name === "bpfel") return ArchType.bpfel;
+  if (name === "bpf_be" || name === "bpfeb") return ArchType.bpfeb;
+  return ArchType.UnknownArch;
 }
 
 /** `Triple::parseArch` (static in Triple.cpp): the arch enum for the first triple component. */
 export function parseArch(name: string, version: LlvmVersion = 19): ArchType {
   const row = ARCH_NAMES.get(name);
   if (row !== undefined && isPresent(row, version)) return row.arch;
-  if (name.startsWith("kalimba")) return A.kalimba;
-  if (name.startsWith("arm") || name.startsWith("thumb") || name.startsWith("aarch64")) return parseArmArch(name, version);
+  if (name.startsWith("kalimba")) return ArchType.kalimba;
+  if (name.startsWith("arm") || name.startsWith("thumb") || name.startsWith("aarch64"))
+    return parseArmArch(name, version);
   if (name.startsWith("bpf")) return parseBpfArch(name);
-  return A.UnknownArch;
+  return ArchType.UnknownArch;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -428,54 +433,52 @@ interface ArmArch extends Gated {
   readonly majorVersion: number;
 }
 
-const S = SubArchType;
-
 /** ARMTargetParser.def ARM_ARCH rows in table order (`parseArch` returns the first name ending in the synonym). */
 const ARM_ARCHES: readonly ArmArch[] = [
-  { name: "invalid", subArch: S.NoSubArch, profile: "invalid", majorVersion: 0 },
-  { name: "armv4", subArch: S.NoSubArch, profile: "invalid", majorVersion: 4 },
-  { name: "armv4t", subArch: S.ARMSubArch_v4t, profile: "invalid", majorVersion: 4 },
-  { name: "armv5t", subArch: S.ARMSubArch_v5, profile: "invalid", majorVersion: 5 },
-  { name: "armv5te", subArch: S.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
-  { name: "armv5tej", subArch: S.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
-  { name: "armv6", subArch: S.ARMSubArch_v6, profile: "invalid", majorVersion: 6 },
-  { name: "armv6k", subArch: S.ARMSubArch_v6k, profile: "invalid", majorVersion: 6 },
-  { name: "armv6t2", subArch: S.ARMSubArch_v6t2, profile: "invalid", majorVersion: 6 },
-  { name: "armv6kz", subArch: S.ARMSubArch_v6k, profile: "invalid", majorVersion: 6 },
-  { name: "armv6-m", subArch: S.ARMSubArch_v6m, profile: "M", majorVersion: 6 },
-  { name: "armv7-a", subArch: S.ARMSubArch_v7, profile: "A", majorVersion: 7 },
-  { name: "armv7ve", subArch: S.ARMSubArch_v7ve, profile: "A", majorVersion: 7 },
-  { name: "armv7-r", subArch: S.ARMSubArch_v7, profile: "R", majorVersion: 7 },
-  { name: "armv7-m", subArch: S.ARMSubArch_v7m, profile: "M", majorVersion: 7 },
-  { name: "armv7e-m", subArch: S.ARMSubArch_v7em, profile: "M", majorVersion: 7 },
-  { name: "armv8-a", subArch: S.ARMSubArch_v8, profile: "A", majorVersion: 8 },
-  { name: "armv8.1-a", subArch: S.ARMSubArch_v8_1a, profile: "A", majorVersion: 8 },
-  { name: "armv8.2-a", subArch: S.ARMSubArch_v8_2a, profile: "A", majorVersion: 8 },
-  { name: "armv8.3-a", subArch: S.ARMSubArch_v8_3a, profile: "A", majorVersion: 8 },
-  { name: "armv8.4-a", subArch: S.ARMSubArch_v8_4a, profile: "A", majorVersion: 8 },
-  { name: "armv8.5-a", subArch: S.ARMSubArch_v8_5a, profile: "A", majorVersion: 8 },
-  { name: "armv8.6-a", subArch: S.ARMSubArch_v8_6a, profile: "A", majorVersion: 8 },
-  { name: "armv8.7-a", subArch: S.ARMSubArch_v8_7a, profile: "A", majorVersion: 8 },
-  { name: "armv8.8-a", subArch: S.ARMSubArch_v8_8a, profile: "A", majorVersion: 8 },
-  { name: "armv8.9-a", subArch: S.ARMSubArch_v8_9a, profile: "A", majorVersion: 8 },
-  { name: "armv9-a", subArch: S.ARMSubArch_v9, profile: "A", majorVersion: 9 },
-  { name: "armv9.1-a", subArch: S.ARMSubArch_v9_1a, profile: "A", majorVersion: 9 },
-  { name: "armv9.2-a", subArch: S.ARMSubArch_v9_2a, profile: "A", majorVersion: 9 },
-  { name: "armv9.3-a", subArch: S.ARMSubArch_v9_3a, profile: "A", majorVersion: 9 },
-  { name: "armv9.4-a", subArch: S.ARMSubArch_v9_4a, profile: "A", majorVersion: 9 },
-  { name: "armv9.5-a", subArch: S.ARMSubArch_v9_5a, profile: "A", majorVersion: 9 },
+  { name: "invalid", subArch: SubArchType.NoSubArch, profile: "invalid", majorVersion: 0 },
+  { name: "armv4", subArch: SubArchType.NoSubArch, profile: "invalid", majorVersion: 4 },
+  { name: "armv4t", subArch: SubArchType.ARMSubArch_v4t, profile: "invalid", majorVersion: 4 },
+  { name: "armv5t", subArch: SubArchType.ARMSubArch_v5, profile: "invalid", majorVersion: 5 },
+  { name: "armv5te", subArch: SubArchType.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
+  { name: "armv5tej", subArch: SubArchType.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
+  { name: "armv6", subArch: SubArchType.ARMSubArch_v6, profile: "invalid", majorVersion: 6 },
+  { name: "armv6k", subArch: SubArchType.ARMSubArch_v6k, profile: "invalid", majorVersion: 6 },
+  { name: "armv6t2", subArch: SubArchType.ARMSubArch_v6t2, profile: "invalid", majorVersion: 6 },
+  { name: "armv6kz", subArch: SubArchType.ARMSubArch_v6k, profile: "invalid", majorVersion: 6 },
+  { name: "armv6-m", subArch: SubArchType.ARMSubArch_v6m, profile: "M", majorVersion: 6 },
+  { name: "armv7-a", subArch: SubArchType.ARMSubArch_v7, profile: "A", majorVersion: 7 },
+  { name: "armv7ve", subArch: SubArchType.ARMSubArch_v7ve, profile: "A", majorVersion: 7 },
+  { name: "armv7-r", subArch: SubArchType.ARMSubArch_v7, profile: "R", majorVersion: 7 },
+  { name: "armv7-m", subArch: SubArchType.ARMSubArch_v7m, profile: "M", majorVersion: 7 },
+  { name: "armv7e-m", subArch: SubArchType.ARMSubArch_v7em, profile: "M", majorVersion: 7 },
+  { name: "armv8-a", subArch: SubArchType.ARMSubArch_v8, profile: "A", majorVersion: 8 },
+  { name: "armv8.1-a", subArch: SubArchType.ARMSubArch_v8_1a, profile: "A", majorVersion: 8 },
+  { name: "armv8.2-a", subArch: SubArchType.ARMSubArch_v8_2a, profile: "A", majorVersion: 8 },
+  { name: "armv8.3-a", subArch: SubArchType.ARMSubArch_v8_3a, profile: "A", majorVersion: 8 },
+  { name: "armv8.4-a", subArch: SubArchType.ARMSubArch_v8_4a, profile: "A", majorVersion: 8 },
+  { name: "armv8.5-a", subArch: SubArchType.ARMSubArch_v8_5a, profile: "A", majorVersion: 8 },
+  { name: "armv8.6-a", subArch: SubArchType.ARMSubArch_v8_6a, profile: "A", majorVersion: 8 },
+  { name: "armv8.7-a", subArch: SubArchType.ARMSubArch_v8_7a, profile: "A", majorVersion: 8 },
+  { name: "armv8.8-a", subArch: SubArchType.ARMSubArch_v8_8a, profile: "A", majorVersion: 8 },
+  { name: "armv8.9-a", subArch: SubArchType.ARMSubArch_v8_9a, profile: "A", majorVersion: 8 },
+  { name: "armv9-a", subArch: SubArchType.ARMSubArch_v9, profile: "A", majorVersion: 9 },
+  { name: "armv9.1-a", subArch: SubArchType.ARMSubArch_v9_1a, profile: "A", majorVersion: 9 },
+  { name: "armv9.2-a", subArch: SubArchType.ARMSubArch_v9_2a, profile: "A", majorVersion: 9 },
+  { name: "armv9.3-a", subArch: SubArchType.ARMSubArch_v9_3a, profile: "A", majorVersion: 9 },
+  { name: "armv9.4-a", subArch: SubArchType.ARMSubArch_v9_4a, profile: "A", majorVersion: 9 },
+  { name: "armv9.5-a", subArch: SubArchType.ARMSubArch_v9_5a, profile: "A", majorVersion: 9 },
   // Measured: 19 gives "armv9.6a" no sub-arch (it is then compatible with plain "arm"), 22 does not.
-  { name: "armv9.6-a", subArch: S.ARMSubArch_v9_6a, profile: "A", majorVersion: 9, since: 22 },
-  { name: "armv9.7-a", subArch: S.ARMSubArch_v9_7a, profile: "A", majorVersion: 9, since: 22 },
-  { name: "armv8-r", subArch: S.ARMSubArch_v8r, profile: "R", majorVersion: 8 },
-  { name: "armv8-m.base", subArch: S.ARMSubArch_v8m_baseline, profile: "M", majorVersion: 8 },
-  { name: "armv8-m.main", subArch: S.ARMSubArch_v8m_mainline, profile: "M", majorVersion: 8 },
-  { name: "armv8.1-m.main", subArch: S.ARMSubArch_v8_1m_mainline, profile: "M", majorVersion: 8 },
-  { name: "iwmmxt", subArch: S.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
-  { name: "iwmmxt2", subArch: S.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
-  { name: "xscale", subArch: S.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
-  { name: "armv7s", subArch: S.ARMSubArch_v7s, profile: "invalid", majorVersion: 7 },
-  { name: "armv7k", subArch: S.ARMSubArch_v7k, profile: "A", majorVersion: 7 },
+  { name: "armv9.6-a", subArch: SubArchType.ARMSubArch_v9_6a, profile: "A", majorVersion: 9, since: 22 },
+  { name: "armv9.7-a", subArch: SubArchType.ARMSubArch_v9_7a, profile: "A", majorVersion: 9, since: 22 },
+  { name: "armv8-r", subArch: SubArchType.ARMSubArch_v8r, profile: "R", majorVersion: 8 },
+  { name: "armv8-m.base", subArch: SubArchType.ARMSubArch_v8m_baseline, profile: "M", majorVersion: 8 },
+  { name: "armv8-m.main", subArch: SubArchType.ARMSubArch_v8m_mainline, profile: "M", majorVersion: 8 },
+  { name: "armv8.1-m.main", subArch: SubArchType.ARMSubArch_v8_1m_mainline, profile: "M", majorVersion: 8 },
+  { name: "iwmmxt", subArch: SubArchType.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
+  { name: "iwmmxt2", subArch: SubArchType.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
+  { name: "xscale", subArch: SubArchType.ARMSubArch_v5te, profile: "invalid", majorVersion: 5 },
+  { name: "armv7s", subArch: SubArchType.ARMSubArch_v7s, profile: "invalid", majorVersion: 7 },
+  { name: "armv7k", subArch: SubArchType.ARMSubArch_v7k, profile: "A", majorVersion: 7 },
 ];
 
 interface ArmSynonym extends Gated {
@@ -569,44 +572,44 @@ function parseArmArchKind(arch: string, version: LlvmVersion): ArmArch {
 function parseArmArch(name: string, version: LlvmVersion): ArchType {
   const isa = parseArmIsa(name);
   const endian = parseArmEndian(name);
-  let arch: ArchType = A.UnknownArch;
-  if (endian === "little") arch = isa === "arm" ? A.arm : isa === "thumb" ? A.thumb : isa === "aarch64" ? A.aarch64 : arch;
-  else if (endian === "big")
-    arch = isa === "arm" ? A.armeb : isa === "thumb" ? A.thumbeb : isa === "aarch64" ? A.aarch64_be : arch;
+  const little = { arm: ArchType.arm, thumb: ArchType.thumb, aarch64: ArchType.aarch64 } as const;
+  const big = { arm: ArchType.armeb, thumb: ArchType.thumbeb, aarch64: ArchType.aarch64_be } as const;
+  const arch: ArchType = isa === "invalid" || endian === "invalid" ? ArchType.UnknownArch
+    : endian === "little" ? little[isa] : big[isa];
 
   const canonical = getArmCanonicalArchName(name);
-  if (canonical === "") return A.UnknownArch;
+  if (canonical === "") return ArchType.UnknownArch;
   // Thumb only exists from v4 on.
-  if (isa === "thumb" && (canonical.startsWith("v2") || canonical.startsWith("v3"))) return A.UnknownArch;
+  if (isa === "thumb" && (canonical.startsWith("v2") || canonical.startsWith("v3"))) return ArchType.UnknownArch;
   // v6-M only has Thumb, so an "arm" spelling of it is still a thumb triple.
   // parseArchProfile/parseArchVersion canonicalise once more before ARM::parseArch does it again.
   const kind = parseArmArchKind(getArmCanonicalArchName(canonical), version);
-  if (kind.profile === "M" && kind.majorVersion === 6) return endian === "big" ? A.thumbeb : A.thumb;
+  if (kind.profile === "M" && kind.majorVersion === 6) return endian === "big" ? ArchType.thumbeb : ArchType.thumb;
   return arch;
 }
 
 /** `Triple::parseSubArch` (static in Triple.cpp). */
 export function parseSubArch(name: string, version: LlvmVersion = 19): SubArchType {
-  if (name.startsWith("mips") && (name.endsWith("r6el") || name.endsWith("r6"))) return S.MipsSubArch_r6;
-  if (name === "powerpcspe") return S.PPCSubArch_spe;
-  if (name === "arm64e") return S.AArch64SubArch_arm64e;
-  if (name === "arm64ec") return S.AArch64SubArch_arm64ec;
+  if (name.startsWith("mips") && (name.endsWith("r6el") || name.endsWith("r6"))) return SubArchType.MipsSubArch_r6;
+  if (name === "powerpcspe") return SubArchType.PPCSubArch_spe;
+  if (name === "arm64e") return SubArchType.AArch64SubArch_arm64e;
+  if (name === "arm64ec") return SubArchType.AArch64SubArch_arm64ec;
   if (name.startsWith("spirv")) {
     for (const minor of [0, 1, 2, 3, 4, 5, 6])
       if (name.endsWith(`v1.${minor}`)) return `SPIRVSubArch_v1${minor}` as SubArchType;
-    return S.NoSubArch;
+    return SubArchType.NoSubArch;
   }
   if (name.startsWith("dxil")) {
     const lastMinor = version >= 22 ? 9 : 8;
     for (let minor = 0; minor <= lastMinor; minor++)
       if (name.endsWith(`v1.${minor}`)) return `DXILSubArch_v1_${minor}` as SubArchType;
-    return S.NoSubArch;
+    return SubArchType.NoSubArch;
   }
   const armName = getArmCanonicalArchName(name);
   if (armName === "") {
     for (const generation of [3, 4, 5] as const)
       if (name.endsWith(`kalimba${generation}`)) return `KalimbaSubArch_v${generation}` as SubArchType;
-    return S.NoSubArch;
+    return SubArchType.NoSubArch;
   }
   return parseArmArchKind(armName, version).subArch;
 }
@@ -651,53 +654,51 @@ export function parseVendor(name: string, version: LlvmVersion = 19): VendorType
   return row !== undefined && isPresent(row, version) ? row.value : VendorType.UnknownVendor;
 }
 
-const O = OSType;
-
 /** `parseOS`'s StartsWith cases, in order (order matters for prefixes). */
 const OS_PREFIXES: readonly NamedValue<OSType>[] = [
-  { prefix: "darwin", value: O.Darwin },
-  { prefix: "dragonfly", value: O.DragonFly },
-  { prefix: "freebsd", value: O.FreeBSD },
-  { prefix: "fuchsia", value: O.Fuchsia },
-  { prefix: "ios", value: O.IOS },
-  { prefix: "kfreebsd", value: O.KFreeBSD },
-  { prefix: "linux", value: O.Linux },
-  { prefix: "lv2", value: O.Lv2 },
-  { prefix: "macos", value: O.MacOSX },
-  { prefix: "managarm", value: O.Managarm, since: 22 },
-  { prefix: "netbsd", value: O.NetBSD },
-  { prefix: "openbsd", value: O.OpenBSD },
-  { prefix: "solaris", value: O.Solaris },
-  { prefix: "uefi", value: O.UEFI },
-  { prefix: "win32", value: O.Win32 },
-  { prefix: "windows", value: O.Win32 },
-  { prefix: "zos", value: O.ZOS },
-  { prefix: "haiku", value: O.Haiku },
-  { prefix: "rtems", value: O.RTEMS },
-  { prefix: "nacl", value: O.NaCl, until: 19 },
-  { prefix: "aix", value: O.AIX },
-  { prefix: "cuda", value: O.CUDA },
-  { prefix: "nvcl", value: O.NVCL },
-  { prefix: "amdhsa", value: O.AMDHSA },
-  { prefix: "ps4", value: O.PS4 },
-  { prefix: "ps5", value: O.PS5 },
-  { prefix: "elfiamcu", value: O.ELFIAMCU },
-  { prefix: "tvos", value: O.TvOS },
-  { prefix: "watchos", value: O.WatchOS },
-  { prefix: "bridgeos", value: O.BridgeOS },
-  { prefix: "driverkit", value: O.DriverKit },
-  { prefix: "xros", value: O.XROS },
-  { prefix: "visionos", value: O.XROS },
-  { prefix: "mesa3d", value: O.Mesa3D },
-  { prefix: "amdpal", value: O.AMDPAL },
-  { prefix: "hermit", value: O.HermitCore },
-  { prefix: "hurd", value: O.Hurd },
-  { prefix: "wasi", value: O.WASI },
-  { prefix: "emscripten", value: O.Emscripten },
-  { prefix: "shadermodel", value: O.ShaderModel },
-  { prefix: "liteos", value: O.LiteOS },
-  { prefix: "serenity", value: O.Serenity },
-  { prefix: "vulkan", value: O.Vulkan },
+  { prefix: "darwin", value: OSType.Darwin },
+  { prefix: "dragonfly", value: OSType.DragonFly },
+  { prefix: "freebsd", value: OSType.FreeBSD },
+  { prefix: "fuchsia", value: OSType.Fuchsia },
+  { prefix: "ios", value: OSType.IOS },
+  { prefix: "kfreebsd", value: OSType.KFreeBSD },
+  { prefix: "linux", value: OSType.Linux },
+  { prefix: "lv2", value: OSType.Lv2 },
+  { prefix: "macos", value: OSType.MacOSX },
+  { prefix: "managarm", value: OSType.Managarm, since: 22 },
+  { prefix: "netbsd", value: OSType.NetBSD },
+  { prefix: "openbsd", value: OSType.OpenBSD },
+  { prefix: "solaris", value: OSType.Solaris },
+  { prefix: "uefi", value: OSType.UEFI },
+  { prefix: "win32", value: OSType.Win32 },
+  { prefix: "windows", value: OSType.Win32 },
+  { prefix: "zos", value: OSType.ZOS },
+  { prefix: "haiku", value: OSType.Haiku },
+  { prefix: "rtems", value: OSType.RTEMS },
+  { prefix: "nacl", value: OSType.NaCl, until: 19 },
+  { prefix: "aix", value: OSType.AIX },
+  { prefix: "cuda", value: OSType.CUDA },
+  { prefix: "nvcl", value: OSType.NVCL },
+  { prefix: "amdhsa", value: OSType.AMDHSA },
+  { prefix: "ps4", value: OSType.PS4 },
+  { prefix: "ps5", value: OSType.PS5 },
+  { prefix: "elfiamcu", value: OSType.ELFIAMCU },
+  { prefix: "tvos", value: OSType.TvOS },
+  { prefix: "watchos", value: OSType.WatchOS },
+  { prefix: "bridgeos", value: OSType.BridgeOS },
+  { prefix: "driverkit", value: OSType.DriverKit },
+  { prefix: "xros", value: OSType.XROS },
+  { prefix: "visionos", value: OSType.XROS },
+  { prefix: "mesa3d", value: OSType.Mesa3D },
+  { prefix: "amdpal", value: OSType.AMDPAL },
+  { prefix: "hermit", value: OSType.HermitCore },
+  { prefix: "hurd", value: OSType.Hurd },
+  { prefix: "wasi", value: OSType.WASI },
+  { prefix: "emscripten", value: OSType.Emscripten },
+  { prefix: "shadermodel", value: OSType.ShaderModel },
+  { prefix: "liteos", value: OSType.LiteOS },
+  { prefix: "serenity", value: OSType.Serenity },
+  { prefix: "vulkan", value: OSType.Vulkan },
 ];
 
 function matchPrefix<T>(rows: readonly NamedValue<T>[], name: string, version: LlvmVersion): T | undefined {
@@ -707,117 +708,115 @@ function matchPrefix<T>(rows: readonly NamedValue<T>[], name: string, version: L
 
 /** `Triple::parseOS` (static): first matching prefix, so "linux-gnu"-style suffixes and versions are allowed. */
 export function parseOS(name: string, version: LlvmVersion = 19): OSType {
-  return matchPrefix(OS_PREFIXES, name, version) ?? O.UnknownOS;
+  return matchPrefix(OS_PREFIXES, name, version) ?? OSType.UnknownOS;
 }
-
-const E = EnvironmentType;
 
 /** `parseEnvironment`'s StartsWith cases, in order (longer prefixes first where they share a stem). */
 const ENVIRONMENT_PREFIXES: readonly NamedValue<EnvironmentType>[] = [
-  { prefix: "eabihf", value: E.EABIHF },
-  { prefix: "eabi", value: E.EABI },
-  { prefix: "gnuabin32", value: E.GNUABIN32 },
-  { prefix: "gnuabi64", value: E.GNUABI64 },
-  { prefix: "gnueabihft64", value: E.GNUEABIHFT64 },
-  { prefix: "gnueabihf", value: E.GNUEABIHF },
-  { prefix: "gnueabit64", value: E.GNUEABIT64 },
-  { prefix: "gnueabi", value: E.GNUEABI },
-  { prefix: "gnuf32", value: E.GNUF32 },
-  { prefix: "gnuf64", value: E.GNUF64 },
-  { prefix: "gnusf", value: E.GNUSF },
-  { prefix: "gnux32", value: E.GNUX32 },
-  { prefix: "gnu_ilp32", value: E.GNUILP32 },
-  { prefix: "code16", value: E.CODE16 },
-  { prefix: "gnut64", value: E.GNUT64 },
-  { prefix: "gnu", value: E.GNU },
-  { prefix: "android", value: E.Android },
-  { prefix: "muslabin32", value: E.MuslABIN32, since: 22 },
-  { prefix: "muslabi64", value: E.MuslABI64, since: 22 },
-  { prefix: "musleabihf", value: E.MuslEABIHF },
-  { prefix: "musleabi", value: E.MuslEABI },
-  { prefix: "muslf32", value: E.MuslF32, since: 22 },
-  { prefix: "muslsf", value: E.MuslSF, since: 22 },
-  { prefix: "muslx32", value: E.MuslX32 },
-  { prefix: "musl", value: E.Musl },
-  { prefix: "msvc", value: E.MSVC },
-  { prefix: "itanium", value: E.Itanium },
-  { prefix: "cygnus", value: E.Cygnus },
-  { prefix: "coreclr", value: E.CoreCLR },
-  { prefix: "simulator", value: E.Simulator },
-  { prefix: "macabi", value: E.MacABI },
-  { prefix: "pixel", value: E.Pixel },
-  { prefix: "vertex", value: E.Vertex },
-  { prefix: "geometry", value: E.Geometry },
-  { prefix: "hull", value: E.Hull },
-  { prefix: "domain", value: E.Domain },
-  { prefix: "compute", value: E.Compute },
-  { prefix: "library", value: E.Library },
-  { prefix: "raygeneration", value: E.RayGeneration },
-  { prefix: "intersection", value: E.Intersection },
-  { prefix: "anyhit", value: E.AnyHit },
-  { prefix: "closesthit", value: E.ClosestHit },
-  { prefix: "miss", value: E.Miss },
-  { prefix: "callable", value: E.Callable },
-  { prefix: "mesh", value: E.Mesh },
-  { prefix: "amplification", value: E.Amplification },
-  { prefix: "rootsignature", value: E.RootSignature, since: 22 },
-  { prefix: "opencl", value: E.OpenCL },
-  { prefix: "ohos", value: E.OpenHOS },
-  { prefix: "pauthtest", value: E.PAuthTest },
-  { prefix: "llvm", value: E.LLVM, since: 22 },
-  { prefix: "mlibc", value: E.Mlibc, since: 22 },
+  { prefix: "eabihf", value: EnvironmentType.EABIHF },
+  { prefix: "eabi", value: EnvironmentType.EABI },
+  { prefix: "gnuabin32", value: EnvironmentType.GNUABIN32 },
+  { prefix: "gnuabi64", value: EnvironmentType.GNUABI64 },
+  { prefix: "gnueabihft64", value: EnvironmentType.GNUEABIHFT64 },
+  { prefix: "gnueabihf", value: EnvironmentType.GNUEABIHF },
+  { prefix: "gnueabit64", value: EnvironmentType.GNUEABIT64 },
+  { prefix: "gnueabi", value: EnvironmentType.GNUEABI },
+  { prefix: "gnuf32", value: EnvironmentType.GNUF32 },
+  { prefix: "gnuf64", value: EnvironmentType.GNUF64 },
+  { prefix: "gnusf", value: EnvironmentType.GNUSF },
+  { prefix: "gnux32", value: EnvironmentType.GNUX32 },
+  { prefix: "gnu_ilp32", value: EnvironmentType.GNUILP32 },
+  { prefix: "code16", value: EnvironmentType.CODE16 },
+  { prefix: "gnut64", value: EnvironmentType.GNUT64 },
+  { prefix: "gnu", value: EnvironmentType.GNU },
+  { prefix: "android", value: EnvironmentType.Android },
+  { prefix: "muslabin32", value: EnvironmentType.MuslABIN32, since: 22 },
+  { prefix: "muslabi64", value: EnvironmentType.MuslABI64, since: 22 },
+  { prefix: "musleabihf", value: EnvironmentType.MuslEABIHF },
+  { prefix: "musleabi", value: EnvironmentType.MuslEABI },
+  { prefix: "muslf32", value: EnvironmentType.MuslF32, since: 22 },
+  { prefix: "muslsf", value: EnvironmentType.MuslSF, since: 22 },
+  { prefix: "muslx32", value: EnvironmentType.MuslX32 },
+  { prefix: "musl", value: EnvironmentType.Musl },
+  { prefix: "msvc", value: EnvironmentType.MSVC },
+  { prefix: "itanium", value: EnvironmentType.Itanium },
+  { prefix: "cygnus", value: EnvironmentType.Cygnus },
+  { prefix: "coreclr", value: EnvironmentType.CoreCLR },
+  { prefix: "simulator", value: EnvironmentType.Simulator },
+  { prefix: "macabi", value: EnvironmentType.MacABI },
+  { prefix: "pixel", value: EnvironmentType.Pixel },
+  { prefix: "vertex", value: EnvironmentType.Vertex },
+  { prefix: "geometry", value: EnvironmentType.Geometry },
+  { prefix: "hull", value: EnvironmentType.Hull },
+  { prefix: "domain", value: EnvironmentType.Domain },
+  { prefix: "compute", value: EnvironmentType.Compute },
+  { prefix: "library", value: EnvironmentType.Library },
+  { prefix: "raygeneration", value: EnvironmentType.RayGeneration },
+  { prefix: "intersection", value: EnvironmentType.Intersection },
+  { prefix: "anyhit", value: EnvironmentType.AnyHit },
+  { prefix: "closesthit", value: EnvironmentType.ClosestHit },
+  { prefix: "miss", value: EnvironmentType.Miss },
+  { prefix: "callable", value: EnvironmentType.Callable },
+  { prefix: "mesh", value: EnvironmentType.Mesh },
+  { prefix: "amplification", value: EnvironmentType.Amplification },
+  { prefix: "rootsignature", value: EnvironmentType.RootSignature, since: 22 },
+  { prefix: "opencl", value: EnvironmentType.OpenCL },
+  { prefix: "ohos", value: EnvironmentType.OpenHOS },
+  { prefix: "pauthtest", value: EnvironmentType.PAuthTest },
+  { prefix: "llvm", value: EnvironmentType.LLVM, since: 22 },
+  { prefix: "mlibc", value: EnvironmentType.Mlibc, since: 22 },
 ];
 
 /** `Triple::parseEnvironment` (static): first matching prefix. */
 export function parseEnvironment(name: string, version: LlvmVersion = 19): EnvironmentType {
-  return matchPrefix(ENVIRONMENT_PREFIXES, name, version) ?? E.UnknownEnvironment;
+  return matchPrefix(ENVIRONMENT_PREFIXES, name, version) ?? EnvironmentType.UnknownEnvironment;
 }
-
-const F = ObjectFormatType;
 
 /** `parseFormat`: by suffix of the environment component ("xcoff" is tested before "coff"). */
 export function parseObjectFormat(environmentName: string): ObjectFormatType {
-  for (const format of [F.XCOFF, F.COFF, F.ELF, F.GOFF, F.MachO, F.Wasm, F.SPIRV])
-    if (environmentName.endsWith(format)) return format;
-  return F.UnknownObjectFormat;
+  const suffixes = [ObjectFormatType.XCOFF, ObjectFormatType.COFF, ObjectFormatType.ELF, ObjectFormatType.GOFF,
+    ObjectFormatType.MachO, ObjectFormatType.Wasm, ObjectFormatType.SPIRV];
+  for (const format of suffixes) if (environmentName.endsWith(format)) return format;
+  return ObjectFormatType.UnknownObjectFormat;
 }
 
 function isDarwinOS(os: OSType): boolean {
-  return os === O.Darwin || os === O.MacOSX || os === O.IOS || os === O.TvOS || os === O.WatchOS ||
-    os === O.DriverKit || os === O.XROS;
+  const darwinFamily: readonly OSType[] = [OSType.Darwin, OSType.MacOSX, OSType.IOS, OSType.TvOS, OSType.WatchOS,
+    OSType.DriverKit, OSType.XROS];
+  return darwinFamily.includes(os);
 }
 
 /** `getDefaultFormat`: the object format implied by arch and OS when the environment names none. */
 function getDefaultObjectFormat(arch: ArchType, os: OSType): ObjectFormatType {
   switch (arch) {
-    case A.UnknownArch:
-    case A.aarch64:
-    case A.aarch64_32:
-    case A.arm:
-    case A.thumb:
-    case A.x86:
-    case A.x86_64:
-      if (os === O.Win32 || os === O.UEFI) return F.COFF;
-      return isDarwinOS(os) ? F.MachO : F.ELF;
-    case A.mipsel:
-      return os === O.Win32 ? F.COFF : F.ELF;
-    case A.ppc64:
-    case A.ppc:
-      if (os === O.AIX) return F.XCOFF;
-      return isDarwinOS(os) ? F.MachO : F.ELF;
-    case A.systemz:
-      return os === O.ZOS ? F.GOFF : F.ELF;
-    case A.wasm32:
-    case A.wasm64:
-      return F.Wasm;
-    case A.spirv:
-    case A.spirv32:
-    case A.spirv64:
-      return F.SPIRV;
-    case A.dxil:
-      return F.DXContainer;
+    case ArchType.UnknownArch:
+    case ArchType.aarch64:
+    case ArchType.aarch64_32:
+    case ArchType.arm:
+    case ArchType.thumb:
+    case ArchType.x86:
+    case ArchType.x86_64:
+      if (os === OSType.Win32 || os === OSType.UEFI) return ObjectFormatType.COFF;
+      return isDarwinOS(os) ? ObjectFormatType.MachO : ObjectFormatType.ELF;
+    case ArchType.mipsel:
+      return os === OSType.Win32 ? ObjectFormatType.COFF : ObjectFormatType.ELF;
+    case ArchType.ppc64:
+    case ArchType.ppc:
+      if (os === OSType.AIX) return ObjectFormatType.XCOFF;
+      return isDarwinOS(os) ? ObjectFormatType.MachO : ObjectFormatType.ELF;
+    case ArchType.systemz:
+      return os === OSType.ZOS ? ObjectFormatType.GOFF : ObjectFormatType.ELF;
+    case ArchType.wasm32:
+    case ArchType.wasm64:
+      return ObjectFormatType.Wasm;
+    case ArchType.spirv:
+    case ArchType.spirv32:
+    case ArchType.spirv64:
+      return ObjectFormatType.SPIRV;
+    case ArchType.dxil:
+      return ObjectFormatType.DXContainer;
     default:
-      return F.ELF;
+      return ObjectFormatType.ELF;
   }
 }
 
@@ -863,11 +862,11 @@ export function splitLimited(text: string, separator: string, maxSplit: number):
 
 /** The environment that a bare MIPS arch name implies (the one-component case of the string constructor). */
 function mipsImpliedEnvironment(archName: string): EnvironmentType {
-  if (archName.startsWith("mipsn32")) return E.GNUABIN32;
-  if (archName.startsWith("mips64") || archName.startsWith("mipsisa64")) return E.GNUABI64;
-  if (archName.startsWith("mipsisa32")) return E.GNU;
-  if (archName === "mips" || archName === "mipsel" || archName === "mipsr6" || archName === "mipsr6el") return E.GNU;
-  return E.UnknownEnvironment;
+  if (archName.startsWith("mipsn32")) return EnvironmentType.GNUABIN32;
+  if (archName.startsWith("mips64") || archName.startsWith("mipsisa64")) return EnvironmentType.GNUABI64;
+  if (archName.startsWith("mipsisa32")) return EnvironmentType.GNU;
+  if (["mips", "mipsel", "mipsr6", "mipsr6el"].includes(archName)) return EnvironmentType.GNU;
+  return EnvironmentType.UnknownEnvironment;
 }
 
 /**
@@ -893,9 +892,9 @@ export class Triple {
     this.arch = parseArch(archName, version);
     this.subArch = parseSubArch(archName, version);
     this.vendor = components.length > 1 ? parseVendor(components[1]!, version) : VendorType.UnknownVendor;
-    this.os = components.length > 2 ? parseOS(components[2]!, version) : O.UnknownOS;
-    let environment: EnvironmentType = E.UnknownEnvironment;
-    let format: ObjectFormatType = F.UnknownObjectFormat;
+    this.os = components.length > 2 ? parseOS(components[2]!, version) : OSType.UnknownOS;
+    let environment: EnvironmentType = EnvironmentType.UnknownEnvironment;
+    let format: ObjectFormatType = ObjectFormatType.UnknownObjectFormat;
     if (components.length > 3) {
       environment = parseEnvironment(components[3]!, version);
       format = parseObjectFormat(components[3]!);
@@ -903,7 +902,9 @@ export class Triple {
       environment = mipsImpliedEnvironment(archName);
     }
     this.environment = environment;
-    this.objectFormat = format === F.UnknownObjectFormat ? getDefaultObjectFormat(this.arch, this.os) : format;
+    this.objectFormat = format === ObjectFormatType.UnknownObjectFormat
+      ? getDefaultObjectFormat(this.arch, this.os)
+      : format;
   }
 
   /**
@@ -936,15 +937,15 @@ export class Triple {
   }
 
   isAMDGCN(): boolean {
-    return this.arch === A.amdgcn;
+    return this.arch === ArchType.amdgcn;
   }
 
   isAMDGPU(): boolean {
-    return this.arch === A.amdgcn || this.arch === A.r600;
+    return this.arch === ArchType.amdgcn || this.arch === ArchType.r600;
   }
 
   isNVPTX(): boolean {
-    return this.arch === A.nvptx || this.arch === A.nvptx64;
+    return this.arch === ArchType.nvptx || this.arch === ArchType.nvptx64;
   }
 
   isOSDarwin(): boolean {
@@ -952,7 +953,7 @@ export class Triple {
   }
 
   isWindowsGNUEnvironment(): boolean {
-    return this.os === O.Win32 && this.environment === E.GNU;
+    return this.os === OSType.Win32 && this.environment === EnvironmentType.GNU;
   }
 
   /** `operator==`: every parsed field equal (the text may differ, e.g. i386 and i686). */
@@ -969,10 +970,10 @@ export class Triple {
     const ignoreVendor = this.version >= 22 && this.isWindowsGNUEnvironment();
     const sameVendor = this.vendor === other.vendor || ignoreVendor;
     const armThumbPair =
-      (this.arch === A.thumb && other.arch === A.arm) ||
-      (this.arch === A.arm && other.arch === A.thumb) ||
-      (this.arch === A.thumbeb && other.arch === A.armeb) ||
-      (this.arch === A.armeb && other.arch === A.thumbeb);
+      (this.arch === ArchType.thumb && other.arch === ArchType.arm) ||
+      (this.arch === ArchType.arm && other.arch === ArchType.thumb) ||
+      (this.arch === ArchType.thumbeb && other.arch === ArchType.armeb) ||
+      (this.arch === ArchType.armeb && other.arch === ArchType.thumbeb);
     if (armThumbPair) {
       if (this.vendor === VendorType.Apple)
         return this.subArch === other.subArch && this.vendor === other.vendor && this.os === other.os;
@@ -1022,25 +1023,30 @@ function dxilArchFromShaderModel(shaderModel: string, version: LlvmVersion): str
  * fills gaps with "unknown", applies the Windows/Android/SUSE/DXIL special cases, then pads or truncates to
  * `form` components (ANY keeps the count).
  */
-export function normalizeTriple(text: string, form: CanonicalForm = CanonicalForm.ANY, version: LlvmVersion = 22): string {
+export function normalizeTriple(text: string, form: CanonicalForm = CanonicalForm.ANY,
+  version: LlvmVersion = 22): string {
   let isMinGW32 = false;
   let isCygwin = false;
   const components = text.split("-");
 
-  let arch: ArchType = components.length > 0 ? parseArch(components[0]!, version) : A.UnknownArch;
+  let arch: ArchType = components.length > 0 ? parseArch(components[0]!, version) : ArchType.UnknownArch;
   let vendor: VendorType = components.length > 1 ? parseVendor(components[1]!, version) : VendorType.UnknownVendor;
-  let os: OSType = O.UnknownOS;
+  let os: OSType = OSType.UnknownOS;
   if (components.length > 2) {
     os = parseOS(components[2]!, version);
     isCygwin = components[2]!.startsWith("cygwin");
     isMinGW32 = components[2]!.startsWith("mingw");
   }
-  let environment: EnvironmentType = components.length > 3 ? parseEnvironment(components[3]!, version) : E.UnknownEnvironment;
-  let objectFormat: ObjectFormatType = components.length > 4 ? parseObjectFormat(components[4]!) : F.UnknownObjectFormat;
+  let environment: EnvironmentType = components.length > 3
+    ? parseEnvironment(components[3]!, version)
+    : EnvironmentType.UnknownEnvironment;
+  let objectFormat: ObjectFormatType = components.length > 4
+    ? parseObjectFormat(components[4]!)
+    : ObjectFormatType.UnknownObjectFormat;
 
   // Components already in their final place are never moved.
-  const found = [arch !== A.UnknownArch, vendor !== VendorType.UnknownVendor, os !== O.UnknownOS,
-    environment !== E.UnknownEnvironment];
+  const found = [arch !== ArchType.UnknownArch, vendor !== VendorType.UnknownVendor, os !== OSType.UnknownOS,
+    environment !== EnvironmentType.UnknownEnvironment];
 
   for (let position = 0; position < found.length; position++) {
     if (found[position]) continue;
@@ -1051,7 +1057,7 @@ export function normalizeTriple(text: string, form: CanonicalForm = CanonicalFor
       switch (position) {
         case 0:
           arch = parseArch(component, version);
-          valid = arch !== A.UnknownArch;
+          valid = arch !== ArchType.UnknownArch;
           break;
         case 1:
           vendor = parseVendor(component, version);
@@ -1061,14 +1067,14 @@ export function normalizeTriple(text: string, form: CanonicalForm = CanonicalFor
           os = parseOS(component, version);
           isCygwin = component.startsWith("cygwin");
           isMinGW32 = component.startsWith("mingw");
-          valid = os !== O.UnknownOS || isCygwin || isMinGW32;
+          valid = os !== OSType.UnknownOS || isCygwin || isMinGW32;
           break;
         default:
           environment = parseEnvironment(component, version);
-          valid = environment !== E.UnknownEnvironment;
+          valid = environment !== EnvironmentType.UnknownEnvironment;
           if (!valid) {
             objectFormat = parseObjectFormat(component);
-            valid = objectFormat !== F.UnknownObjectFormat;
+            valid = objectFormat !== ObjectFormatType.UnknownObjectFormat;
           }
           break;
       }
@@ -1106,19 +1112,21 @@ export function normalizeTriple(text: string, form: CanonicalForm = CanonicalFor
 
   for (let index = 0; index < components.length; index++) if (components[index] === "") components[index] = "unknown";
 
-  if (environment === E.Android && components[3]!.startsWith("androideabi")) {
+  if (environment === EnvironmentType.Android && components[3]!.startsWith("androideabi")) {
     const androidVersion = components[3]!.substring("androideabi".length);
     components[3] = androidVersion === "" ? "android" : `android${androidVersion}`;
   }
 
   // SUSE uses "gnueabi" to mean "gnueabihf".
-  if (vendor === VendorType.SUSE && environment === E.GNUEABI) components[3] = "gnueabihf";
+  if (vendor === VendorType.SUSE && environment === EnvironmentType.GNUEABI) components[3] = "gnueabihf";
 
-  if (os === O.Win32) {
+  if (os === OSType.Win32) {
     resize(components, 4, "");
     components[2] = "windows";
-    if (environment === E.UnknownEnvironment) {
-      components[3] = objectFormat === F.UnknownObjectFormat || objectFormat === F.COFF ? "msvc" : objectFormat;
+    if (environment === EnvironmentType.UnknownEnvironment) {
+      const impliesMsvc =
+        objectFormat === ObjectFormatType.UnknownObjectFormat || objectFormat === ObjectFormatType.COFF;
+      components[3] = impliesMsvc ? "msvc" : objectFormat;
     }
   } else if (isMinGW32) {
     resize(components, 4, "");
@@ -1129,8 +1137,8 @@ export function normalizeTriple(text: string, form: CanonicalForm = CanonicalFor
     components[2] = "windows";
     components[3] = "cygnus";
   }
-  if (isMinGW32 || isCygwin || (os === O.Win32 && environment !== E.UnknownEnvironment)) {
-    if (objectFormat !== F.UnknownObjectFormat && objectFormat !== F.COFF) {
+  if (isMinGW32 || isCygwin || (os === OSType.Win32 && environment !== EnvironmentType.UnknownEnvironment)) {
+    if (objectFormat !== ObjectFormatType.UnknownObjectFormat && objectFormat !== ObjectFormatType.COFF) {
       resize(components, 5, "");
       components[4] = objectFormat;
     }
@@ -1138,7 +1146,7 @@ export function normalizeTriple(text: string, form: CanonicalForm = CanonicalFor
 
   if (components[0] === "dxil") {
     if (components.length > 4) components.length = 4;
-    if (os === O.ShaderModel) components[0] = dxilArchFromShaderModel(components[2]!, version);
+    if (os === OSType.ShaderModel) components[0] = dxilArchFromShaderModel(components[2]!, version);
   }
 
   if (form !== CanonicalForm.ANY) resize(components, form, "unknown");
