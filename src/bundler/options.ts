@@ -5,9 +5,7 @@
  * corrupt file get an error of ours instead; they are checked after every native check.
  */
 import { utf8ToByteString } from "../formats/bytes.js";
-import {
-  getConflictTargetIdCombination, hasHostKind, isOffloadKindValid, isTripleValid, parseTarget, storedId,
-} from "./targets.js";
+import { formatInvalidTargetMessage, getConflictTargetIdCombination, hasHostKind, parseTarget, storedId } from "./targets.js";
 
 /** Options as given on the command line (after -opt parsing). */
 export interface BundlerOptions {
@@ -179,16 +177,10 @@ export function checkTargets(rawTargets: readonly string[]): CheckedTargets | { 
     if (seen.has(target)) return { error: "Duplicate targets are not allowed" };
     seen.add(target);
     const info = parseTarget(target);
-    const kindValid = isOffloadKindValid(info.kind);
-    const tripleValid = isTripleValid(info.triple);
     targets.push(storedId(info));
-    if (!kindValid || !tripleValid) {
-      let message = `invalid target '${target}'`;
-      if (!kindValid) message += `, unknown offloading kind '${info.kind}'`;
-      if (!tripleValid) message += `, unknown target triple '${info.triple.str()}'`;
-      return { error: message };
-    }
-    const key = `${info.kind}-${info.triple.str()}`;
+    const invalid = formatInvalidTargetMessage(target, info);
+    if (invalid !== undefined) return { error: invalid };
+    const key = `${info.offloadKind}-${info.triple.str()}`;
     let ids = idsByKindTriple.get(key);
     if (ids === undefined) idsByKindTriple.set(key, (ids = new Set()));
     ids.add(info.targetId);
@@ -196,7 +188,7 @@ export function checkTargets(rawTargets: readonly string[]): CheckedTargets | { 
       hostCount++;
       hostInputIndex = index;
     }
-    if (info.kind !== "hip" && info.kind !== "hipv4") hipOnly = false;
+    if (info.offloadKind !== "hip" && info.offloadKind !== "hipv4") hipOnly = false;
   }
   for (const key of [...idsByKindTriple.keys()].sort(byteOrder)) {
     const conflict = getConflictTargetIdCombination(idsByKindTriple.get(key)!);

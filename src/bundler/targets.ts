@@ -5,8 +5,8 @@
  * the bundler uses.
  */
 import {
-  bundleIdString, getConflictTargetIdCombination, hasHostKind, isCodeObjectCompatible,
-  isOffloadKindValid, isTripleValid, parseOffloadTarget,
+  bundleIdString, formatInvalidTargetMessage, getConflictTargetIdCombination, hasHostKind, isCodeObjectCompatible,
+  parseOffloadTarget,
 } from "../target-id/index.js";
 import type { OffloadTargetInfo } from "../target-id/index.js";
 
@@ -23,7 +23,7 @@ export function storedId(info: OffloadTargetInfo): string {
   return bundleIdString(info, BUNDLER_LLVM_VERSION);
 }
 
-export { getConflictTargetIdCombination, hasHostKind, isOffloadKindValid, isTripleValid };
+export { formatInvalidTargetMessage, getConflictTargetIdCombination, hasHostKind };
 
 export function compatible(codeObject: OffloadTargetInfo, target: OffloadTargetInfo, hipOpenmpCompatible: boolean): boolean {
   return isCodeObjectCompatible(codeObject, target, { hipOpenmpCompatible });

@@ -1,0 +1,29 @@
+/**
+ * offload-kit: read, write and inspect LLVM GPU offloading files in Node and browsers.
+ * This entry point is browser-safe; file I/O lives in "offload-kit/node".
+ */
+export { bundle, listBundleIds, unbundle } from "./bundler/api.js";
+export type { BundleRequest, UnbundleRequest } from "./bundler/api.js";
+export { validateBundlerOptions } from "./bundler/options.js";
+export type { BundlerJob, BundlerOptions } from "./bundler/options.js";
+export { planUnbundle } from "./bundler/unbundle-plan.js";
+export { readBundleIndex } from "./bundler/read.js";
+export type { BundleIndex, IndexedEntry } from "./bundler/read.js";
+
+export {
+  BUNDLE_MAGIC, distinctEntries, isBinaryBundle, layoutBinaryBundle, parseBinaryBundle, readBinaryBundle, writeBinaryBundle,
+} from "./formats/bundle.js";
+export type { BinaryBundle, BinaryBundleRead, BundleEntry, BundleProblem } from "./formats/bundle.js";
+export { detectTextComment, readTextBundle, textEndMarker, textStartMarker, writeTextBundle } from "./formats/text-bundle.js";
+export type { TextBundle, TextBundleEntry } from "./formats/text-bundle.js";
+export { FILE_TYPES, fileTypeInfo } from "./formats/file-types.js";
+export type { FileType, FileTypeInfo } from "./formats/file-types.js";
+export { scanBundles } from "./inspect/scan.js";
+export type { FoundBundle, FoundEntry, ScanReport } from "./inspect/scan.js";
+
+export { OffloadKitError, isOffloadKitError } from "./engine/errors.js";
+export { createEngine, engine, engineKind, initEngine, setEngine } from "./engine/select.js";
+export type { Engine, EngineKind } from "./engine/engine.js";
+export { bytesSource, sliceSource } from "./engine/source.js";
+export type { ByteSource } from "./engine/source.js";
+export { PACKAGE_VERSION } from "./version.js";

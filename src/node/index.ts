@@ -1,0 +1,7 @@
+/** offload-kit's Node layer: file-backed sources, atomic outputs, bundler jobs on files, batches. */
+export { FileSource, withFile } from "./file-source.js";
+export { OutputFile, withOutputs } from "./output.js";
+export { bundleFiles, detectBundleType, listBundle, unbundleFile, unbundleToFiles } from "./bundler.js";
+export type { UnbundleOptions, UnbundleResult } from "./bundler.js";
+export { outputFileName, unbundleBatch } from "./batch.js";
+export type { BatchFileResult, BatchOptions, BatchOutput } from "./batch.js";

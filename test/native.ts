@@ -1,0 +1,51 @@
+/**
+ * Native LLVM tools for differential tests. A test asks `nativeTool("clang-offload-bundler-19")` and
+ * skips when it is absent; under OFFLOAD_KIT_REQUIRE_NATIVE=1 (set by .ci/run after installing the
+ * tools) an absent tool is a failure instead, so CI cannot silently skip the comparisons.
+ */
+import { spawnSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+
+const cache = new Map<string, string | undefined>();
+
+export function nativeTool(name: string): string | undefined {
+  if (cache.has(name)) return cache.get(name);
+  let found: string | undefined;
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      found = join(dir, name);
+      break;
+    } catch {
+      // Not in this directory.
+    }
+  }
+  if (found === undefined && process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1") {
+    throw new Error(`native tool ${name} is required (OFFLOAD_KIT_REQUIRE_NATIVE=1) but not on PATH`);
+  }
+  cache.set(name, found);
+  return found;
+}
+
+export function hasNative(name: string): boolean {
+  return nativeTool(name) !== undefined;
+}
+
+export interface NativeRun {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export function runNative(name: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: Uint8Array } = {}): NativeRun {
+  const result = spawnSync(nativeTool(name) ?? name, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    input: options.input,
+    maxBuffer: 1 << 30,
+  });
+  return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr.toString("latin1") };
+}
