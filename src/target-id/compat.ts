@@ -150,35 +150,30 @@ export interface ConflictOptions {
  * alias resolution). The first ID of a processor is remembered; a later one conflicts when it names a feature the
  * remembered one does not (sign ignored, one direction only), and the first such pair is returned.
  *
- * A malformed ID (`gfx906:xnack`) is not skipped: LLVM reads the processor of a failed parse from a stale return
- * slot and keeps the features read before the error. Measured model of that slot: in 22 it holds the processor of
- * the last successful parse in this call (all malformed IDs before the first success share one unmatched key); in
- * 19 it holds a processor only if the last successful parse was of an ID without ':' (including ""), otherwise
- * each malformed ID gets a key of its own.
+ * A malformed ID (`gfx906:xnack`) is not skipped: LLVM dereferences the empty optional, so its key is whatever
+ * the optional's storage last held, with the features read before the error. In both builds that storage holds
+ * the processor of the last successful parse (a failed parse leaves it alone; before any success it holds stale
+ * stack data, modelled as a key that matches nothing). The 19 build also reuses it for the entry it inserts, so
+ * after a new key is remembered it holds that ID's whole text, which equals a processor key only for IDs without
+ * ':'. Measured against clang-offload-bundler-19/-22 one set at a time. In a 19 run with many kind-triple
+ * groups the initial stale value can come from earlier work, and a later group's verdict may then differ.
  */
 export function getConflictTargetIdCombination(ids: Iterable<string>, options: ConflictOptions = {}): [string, string] | undefined {
   const version = options.llvmVersion ?? 19;
   const sorted = [...new Set(ids)].sort(compareByteOrder);
   const remembered = new Map<string | symbol, { readonly id: string; readonly features: ReadonlyMap<string, boolean> }>();
-  const beforeFirstParse = Symbol("no successful parse yet");
-  let staleProcessor: string | symbol | undefined = version === 22 ? beforeFirstParse : undefined;
+  let staleSlot: string | symbol = Symbol("stale stack data");
 
   for (const id of sorted) {
     const parsed = parseTargetIdFormat(id);
-    let key: string | symbol;
-    let features: ReadonlyMap<string, boolean>;
-    if (parsed.ok) {
-      key = parsed.value.processor;
-      features = parsed.value.features;
-      staleProcessor = version === 22 || !id.includes(":") ? key : undefined;
-    } else {
-      key = staleProcessor ?? Symbol(id);
-      features = parsed.error.featuresBeforeError;
-    }
+    if (parsed.ok) staleSlot = parsed.value.processor;
+    const key = staleSlot;
+    const features = parsed.ok ? parsed.value.features : parsed.error.featuresBeforeError;
 
     const first = remembered.get(key);
     if (first === undefined) {
       remembered.set(key, { id, features });
+      if (version === 19) staleSlot = id;
       continue;
     }
     for (const feature of features.keys()) if (!first.features.has(feature)) return [first.id, id];
