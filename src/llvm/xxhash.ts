@@ -8,7 +8,10 @@
  * blocks of 16 stripes, scramble after each full block, a last stripe ending at the input's end).
  *
  * All 64-bit arithmetic is done on pairs of unsigned 32-bit numbers, without BigInt: a ~30-byte key
- * costs ~90 ns this way against ~970 ns for the same path written with BigInt (measured, Node 20).
+ * costs 90-100 ns this way against 850-970 ns for the same path written with BigInt (measured, Node 20,
+ * shared 2-core machine); long inputs run at 300-400 MiB/s. The 32x32 -> 64 products take their low
+ * half from Math.imul and their high half from the rounded double product, which beat splitting into
+ * 16-bit limbs (~90 against ~130 ns, measured).
  * The two halves of a result travel through the typed-array register `OUT`: storing u32 values above
  * 2^31 in module-level `let` variables boxed them as heap numbers and made the hash twice as slow
  * (measured). Nothing here is re-entrant, and nothing needs to be.
