@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, resolve } from "node:path";
 import { isOffloadKitError } from "../engine/errors.js";
+import { strerror } from "../node/errors.js";
 import type { ResponseFileReader } from "./args.js";
 
 export interface CliIO {
@@ -76,7 +77,7 @@ export function responseFileReader(cwd: string): ResponseFileReader {
         return readFileSync(path);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        return { error: (e as Error).message };
+        return { error: strerror(e) };
       }
     },
   };

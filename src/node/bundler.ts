@@ -9,36 +9,27 @@ import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { layoutBinaryBundle } from "../formats/bundle.js";
 import { detectTextComment, textEntryFraming } from "../formats/text-bundle.js";
-import { latin1Encode } from "../formats/bytes.js";
 import type { BundlerJob } from "../bundler/options.js";
 import { fileTypeOrThrow, readBundleIndex, refuseObjectInput } from "../bundler/read.js";
 import { planUnbundle } from "../bundler/unbundle-plan.js";
 import type { UnbundleWrite } from "../bundler/unbundle-plan.js";
 import { copyRange } from "./copy.js";
+import { openDecompressed } from "./decompress.js";
 import { FileSource, withFile } from "./file-source.js";
 import { withOutputs } from "./output.js";
 
-const CCOB_MAGIC = latin1Encode("CCOB");
-
-/** Refuses compressed bundles until the CCOB reader exists (LLVM passes inputs under 8 bytes through). */
-function refuseCompressed(source: ByteSource): void {
-  if (source.size < 8) return;
-  const head = readExact(source, 0, 4);
-  if (head.every((b, i) => b === CCOB_MAGIC[i])) {
-    throw new OffloadKitError("UNSUPPORTED_COMPRESSED", "compressed offload bundles (CCOB) are not supported yet");
+function withDecompressed<T>(file: ByteSource, use: (source: ByteSource) => T): T {
+  const input = openDecompressed(file);
+  try {
+    return use(input.source);
+  } finally {
+    input.close();
   }
-}
-
-export interface ListResult {
-  readonly ids: string[];
 }
 
 /** `-list`: IDs in file order (the native tool prints StringMap bucket order for binary bundles). */
 export function listBundle(path: string, type: string, engine: Engine = defaultEngine()): string[] {
-  return withFile(path, (source) => {
-    refuseCompressed(source);
-    return readBundleIndex(source, type, engine).entries.map((e) => e.id);
-  });
+  return withFile(path, (file) => withDecompressed(file, (source) => readBundleIndex(source, type, engine).entries.map((e) => e.id)));
 }
 
 /** Bundling: one output from one input per target. */
@@ -99,8 +90,7 @@ export interface UnbundleResult {
 
 /** Unbundles one file into `outputs[i]` for `targets[i]`, atomically. Returns what went where. */
 export function unbundleToFiles(path: string, options: UnbundleOptions, outputs: readonly string[], engine: Engine = defaultEngine()): UnbundleResult {
-  return withFile(path, (source) => {
-    refuseCompressed(source);
+  return withFile(path, (file) => withDecompressed(file, (source) => {
     const index = readBundleIndex(source, options.type ?? detectBundleType(source), engine);
     const writes = planUnbundle(index.visitOrder, options);
     withOutputs((open) => {
@@ -112,7 +102,7 @@ export function unbundleToFiles(path: string, options: UnbundleOptions, outputs:
       }
     });
     return { writes, inputSize: source.size };
-  });
+  }));
 }
 
 /** `-unbundle` for a validated job. */

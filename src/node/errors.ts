@@ -24,8 +24,14 @@ const STRERROR: Record<string, string> = {
   EINVAL: "Invalid argument",
 };
 
+/** The strerror text LLVM would print for a Node file-system error. */
+export function strerror(cause: unknown): string {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  return (code && STRERROR[code]) ?? (cause instanceof Error ? cause.message : String(cause));
+}
+
 export function fileError(path: string, cause: unknown): OffloadKitError {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-  const text = (code && STRERROR[code]) ?? (cause instanceof Error ? cause.message : String(cause));
+  const text = strerror(cause);
   return new OffloadKitError(code ?? "IO_ERROR", `'${path}': ${text}`, { cause });
 }

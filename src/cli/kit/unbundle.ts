@@ -1,0 +1,87 @@
+/**
+ * `offload-kit unbundle -targets=T1,T2 --out-dir=DIR [-type=t] FILE...`: batch unbundling, one
+ * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/node/batch.ts).
+ */
+import { mkdirSync } from "node:fs";
+import { engineKind } from "../../engine/select.js";
+import { byteStringToUnicode } from "../../formats/bytes.js";
+import { unbundleBatch } from "../../node/batch.js";
+import type { BatchFileResult } from "../../node/batch.js";
+import { flagValue, listValue, numberValue, stringValue } from "../args.js";
+import { printError, runGuarded } from "../io.js";
+import { ProgressBar } from "../progress.js";
+import type { Subcommand } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+
+function resultJson(r: BatchFileResult): unknown {
+  return {
+    input: r.input,
+    outputs: r.outputs.map((o) => ({ ...o, target: byteStringToUnicode(o.target), entry: o.entry === null ? null : byteStringToUnicode(o.entry) })),
+    ...(r.error ? { error: r.error } : {}),
+  };
+}
+
+export const unbundle: Subcommand = {
+  summary: "Unbundle many files at once: -targets=T1,T2 --out-dir=DIR [-type=t] [--json]; writes DIR/<file name>-<target ID with ':' replaced by '_'>.",
+  spec: () => ({
+    overview: "offload-kit unbundle: unbundle many files for the same targets\n",
+    options: [
+      FILES_OPTION,
+      { name: "targets", kind: "string", list: true, commaSeparated: true, description: "[<offload kind>-<target triple>,...]", category },
+      { name: "type", kind: "string", description: "File type (i, ii, cui, hipi, d, ll, bc, s, o, gch, ast); detected when omitted", category },
+      { name: "out-dir", kind: "string", valueName: "dir", description: "Directory for the outputs (created if missing)", category },
+      { name: "allow-missing-bundles", kind: "flag", description: "Create empty files if bundles are missing", category },
+      { name: "hip-openmp-compatible", kind: "flag", description: "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa", category },
+      { name: "jobs", kind: "uint", valueName: "n", description: "Worker threads (default: by batch size and cores)", category },
+      { name: "progress", kind: "flag", description: "Show a progress bar (default: on a terminal, for long runs)", category },
+      JSON_OPTION,
+    ],
+    version: VERSION_TEXT,
+  }),
+  async run(values, { name, io, isTTY }) {
+    const files = listValue(values, "files");
+    const outDir = stringValue(values, "out-dir");
+    const targets = listValue(values, "targets");
+    if (files.length === 0) return usageError(io, name, "no input files");
+    if (outDir === "") return usageError(io, name, "--out-dir is required");
+    if (targets.length === 0) return usageError(io, name, "-targets is required");
+    const json = flagValue(values, "json");
+    const showProgress = flagValue(values, "progress") || (isTTY && files.length >= 50);
+    const jobs = numberValue(values, "jobs");
+    let results: BatchFileResult[] | undefined;
+    const started = performance.now();
+    const bar = showProgress ? new ProgressBar(io, "unbundling") : undefined;
+    let failure: unknown;
+    try {
+      mkdirSync(outDir, { recursive: true });
+      results = await unbundleBatch(files, {
+        targets,
+        type: stringValue(values, "type") || undefined,
+        outDir,
+        allowMissingBundles: flagValue(values, "allow-missing-bundles"),
+        hipOpenmpCompatible: flagValue(values, "hip-openmp-compatible"),
+        jobs: jobs === 0 ? undefined : jobs,
+        onProgress: bar ? (done, total) => bar.update(done, total) : undefined,
+      });
+    } catch (e) {
+      failure = e;
+    } finally {
+      bar?.finish();
+    }
+    return runGuarded(io, name, () => {
+      if (failure !== undefined) throw failure;
+      const all = results!;
+      const failed = all.filter((r) => r.error !== undefined);
+      if (json) {
+        io.stdout(`${JSON.stringify({ engine: engineKind(), results: all.map(resultJson) }, null, 2)}\n`);
+      } else {
+        for (const r of failed) printError(io, name, `${r.input}: ${r.error!.message}`);
+        const outputs = all.reduce((n, r) => n + r.outputs.length, 0);
+        const bytes = all.reduce((n, r) => n + r.outputs.reduce((m, o) => m + o.size, 0), 0);
+        const seconds = (performance.now() - started) / 1000;
+        io.stderr(`unbundled ${all.length - failed.length} of ${all.length} files into ${outDir}: ${outputs} outputs, ${bytes} bytes, ${seconds.toFixed(2)} s\n`);
+      }
+      return failed.length > 0 ? 1 : 0;
+    });
+  },
+};
