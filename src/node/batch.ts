@@ -100,7 +100,8 @@ export async function unbundleBatch(inputs: readonly string[], options: BatchOpt
     hipOpenmpCompatible: options.hipOpenmpCompatible,
   };
   const jobs = options.jobs ?? (inputs.length >= WORKER_THRESHOLD ? Math.min(availableParallelism(), 8) : 1);
-  if (jobs <= 1 || inputs.length < 2) {
+  const entry = workerEntry();
+  if (jobs <= 1 || inputs.length < 2 || entry === undefined) {
     const results: BatchFileResult[] = [];
     for (const input of inputs) {
       results.push(unbundleOne(input, unbundle, options.outDir));
@@ -108,7 +109,7 @@ export async function unbundleBatch(inputs: readonly string[], options: BatchOpt
     }
     return results;
   }
-  return runWorkers(inputs, unbundle, options, jobs);
+  return runWorkers(entry, inputs, unbundle, options, jobs);
 }
 
 /** Messages between the batch and its workers. */
@@ -120,27 +121,27 @@ export interface WorkerSetup {
   readonly outDir: string;
 }
 
-function workerUrl(): { url: URL; execArgv: string[] } {
-  // From the TypeScript sources (tests, tsx) the worker needs the tsx loader; the build runs plain JS.
-  const fromSource = import.meta.url.endsWith(".ts");
-  return {
-    url: new URL(fromSource ? "./batch-worker.ts" : "./batch-worker.js", import.meta.url),
-    execArgv: fromSource ? ["--import", "tsx"] : [],
-  };
+/**
+ * The worker entry point, next to this module in the build. Run from the TypeScript sources (tsx,
+ * vitest) there is no JavaScript worker to start (Node 20 does not apply tsx's loader hooks inside
+ * workers), so the batch runs in the calling thread; test/cli/offload-kit.test.ts covers the workers
+ * through the built CLI.
+ */
+function workerEntry(): URL | undefined {
+  return import.meta.url.endsWith(".ts") ? undefined : new URL("./batch-worker.js", import.meta.url);
 }
 
-async function runWorkers(inputs: readonly string[], unbundle: UnbundleOptions, options: BatchOptions, jobs: number): Promise<BatchFileResult[]> {
+async function runWorkers(entry: URL, inputs: readonly string[], unbundle: UnbundleOptions, options: BatchOptions, jobs: number): Promise<BatchFileResult[]> {
   const results: BatchFileResult[] = new Array(inputs.length);
   // Small slices keep the workers evenly loaded; each message costs far less than a file.
   const slice = Math.max(8, Math.min(64, Math.ceil(inputs.length / (jobs * 8))));
   let next = 0;
   let done = 0;
-  const { url, execArgv } = workerUrl();
   const setup: WorkerSetup = { options: unbundle, outDir: options.outDir };
   await Promise.all(
     Array.from({ length: jobs }, () =>
       new Promise<void>((resolve, reject) => {
-        const worker = new Worker(url, { workerData: setup, execArgv });
+        const worker = new Worker(entry, { workerData: setup });
         const feed = () => {
           if (next >= inputs.length) {
             worker.postMessage({ kind: "stop" } satisfies WorkerRequest);

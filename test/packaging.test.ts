@@ -1,0 +1,88 @@
+// The package as users get it: exports that resolve to built files, bins that run without tsx, a
+// browser-safe entry point (no node:* anywhere in its import graph), and the TS fallback where
+// WebAssembly does not exist. Runs against dist/, which `npm test` builds first (pretest).
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { PACKAGE_VERSION } from "../src/version.js";
+
+const root = resolve(new URL("..", import.meta.url).pathname);
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+/** Every module reachable from `entry` through relative imports (TypeScript sources). */
+function importGraph(entry: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const stack = [entry];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (graph.has(file)) continue;
+    const text = readFileSync(file, "utf8");
+    const specifiers = [...text.matchAll(/(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\("([^"]+)"\)/g)].map((m) => m[1] ?? m[2]);
+    graph.set(file, specifiers);
+    for (const s of specifiers) {
+      if (s.startsWith(".")) stack.push(resolve(dirname(file), s.replace(/\.js$/, ".ts")));
+    }
+  }
+  return graph;
+}
+
+describe("package", () => {
+  it("declares the four bins and they run from dist without tsx", () => {
+    expect(Object.keys(pkg.bin).sort()).toEqual(["offload-bundler", "offload-kit", "offload-packager", "offload-wrapper"]);
+    for (const [name, file] of Object.entries<string>(pkg.bin)) {
+      expect(existsSync(join(root, file)), file).toBe(true);
+      expect(readFileSync(join(root, file), "utf8").startsWith("#!/usr/bin/env node\n"), name).toBe(true);
+    }
+    const version = execFileSync(process.execPath, [join(root, pkg.bin["offload-bundler"]), "--version"], { encoding: "utf8" });
+    expect(version).toContain(PACKAGE_VERSION);
+  });
+
+  it("has a version that matches src/version.ts", () => {
+    expect(pkg.version).toBe(PACKAGE_VERSION);
+  });
+
+  it("exports resolve to built files, types first", () => {
+    for (const [subpath, target] of Object.entries<unknown>(pkg.exports)) {
+      if (typeof target === "string") {
+        expect(existsSync(join(root, target)), subpath).toBe(true);
+        continue;
+      }
+      const conditions = target as Record<string, string>;
+      expect(Object.keys(conditions)[0], subpath).toBe("types");
+      for (const file of Object.values(conditions)) expect(existsSync(join(root, file)), `${subpath}: ${file}`).toBe(true);
+    }
+    expect(pkg.sideEffects).toBe(false);
+    expect(pkg.type).toBe("module");
+  });
+
+  it("keeps node:* out of the browser entry points' import graphs", () => {
+    for (const entry of ["src/index.ts", "src/formats/bundle.ts", "src/formats/text-bundle.ts", "src/target-id/index.ts", "src/engine/select.ts"]) {
+      const graph = importGraph(join(root, entry));
+      expect(graph.size).toBeGreaterThan(0);
+      for (const [file, specifiers] of graph) {
+        const bad = specifiers.filter((s) => s.startsWith("node:") || ["fs", "path", "os", "child_process", "worker_threads"].includes(s));
+        expect(bad, `${file} (reached from ${entry})`).toEqual([]);
+      }
+    }
+  });
+
+  it("falls back to the TypeScript engine where WebAssembly does not exist", () => {
+    const script = `import(${JSON.stringify(join(root, "dist/index.js"))}).then((m) => {
+      const out = m.bundle({ type: "bc", targets: ["host-x86_64-unknown-linux-gnu", "hip-amdgcn-amd-amdhsa--gfx906"], inputs: [new Uint8Array([1]), new Uint8Array([2])] });
+      console.log(typeof WebAssembly, m.engineKind(), m.listBundleIds(out, "bc").join(","));
+    })`;
+    const run = spawnSync(process.execPath, ["--no-expose-wasm", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.stdout.trim()).toBe("undefined ts host-x86_64-unknown-linux-gnu-,hip-amdgcn-amd-amdhsa--gfx906");
+  });
+
+  it("uses Wasm by default and honours OFFLOAD_KIT_ENGINE", () => {
+    const script = `import(${JSON.stringify(join(root, "dist/index.js"))}).then((m) => console.log(m.engineKind()))`;
+    const kind = (env: Record<string, string>) =>
+      spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, ...env } }).stdout.trim();
+    expect(kind({ OFFLOAD_KIT_ENGINE: "" })).toBe("wasm");
+    expect(kind({ OFFLOAD_KIT_ENGINE: "ts" })).toBe("ts");
+    expect(kind({ OFFLOAD_KIT_ENGINE: "wasm" })).toBe("wasm");
+  });
+});
