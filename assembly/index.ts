@@ -7,6 +7,7 @@ import { ABI_VERSION } from "./layout";
 export { reserveWindow, getWindowCapacity } from "./layout";
 export { scan } from "./scan";
 export { bundleHead, walkBundle } from "./bundle";
+export { walkOffloadBinaries } from "./offload-binary";
 
 export function abiVersion(): u32 {
   return ABI_VERSION;

@@ -40,6 +40,12 @@ export const R_AUX0: i32 = 5;
 export const R_AUX1: i32 = 6;
 export const R_AUX2: i32 = 7;
 
+/** Offload binary walk records (assembly/offload-binary.ts): ten f64 each, the first one the record type. */
+export const OFFLOAD_RECORD_F64S: i32 = 10;
+export const OFFLOAD_RECORD_BINARY: i32 = 1;
+export const OFFLOAD_RECORD_ENTRY: i32 = 2;
+export const OFFLOAD_RECORD_STRING: i32 = 3;
+
 @inline export function setResult(slot: i32, value: f64): void {
   store<f64>(RESULT + (<usize>slot << 3), value);
 }

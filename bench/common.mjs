@@ -9,9 +9,9 @@ import { join } from "node:path";
 export const ROOT = new URL("..", import.meta.url).pathname;
 export const RESULTS = join(ROOT, "bench/results");
 
-/** `node dist/bin/<name>.js`, as a shell command prefix. */
+/** The built bin, run the way users run it (an executable; see scripts/bundle-bins.mjs). */
 export function ours(name) {
-  return `${process.execPath} ${join(ROOT, "dist/bin", `${name}.js`)}`;
+  return join(ROOT, "dist/bin", `${name}.js`);
 }
 
 export function scratchDir(label) {

@@ -54,11 +54,23 @@ export function refuseObjectInput(info: FileTypeInfo, source: ByteSource): void 
   }
 }
 
-/** StringMap (xxh3, LLVM 19) iteration order of distinct IDs inserted in header order. */
+const orderCache = new Map<string, number[]>();
+
+/**
+ * StringMap (xxh3, LLVM 19) iteration order of distinct IDs inserted in header order. The permutation
+ * depends only on the ID sequence, which repeats across a batch, so it is memoised.
+ */
 export function nativeVisitOrder<T extends { id: string }>(entries: readonly T[]): T[] {
-  const map = new StringMapModel<T>({ hash: "xxh3" });
-  for (const entry of entries) map.set(entry.id, entry);
-  return [...map.values()];
+  const key = entries.map((e) => `${e.id.length}:${e.id}`).join("");
+  let order = orderCache.get(key);
+  if (order === undefined) {
+    const map = new StringMapModel<number>({ hash: "xxh3" });
+    entries.forEach((entry, i) => map.set(entry.id, i));
+    order = [...map.values()];
+    if (orderCache.size >= 1024) orderCache.clear();
+    orderCache.set(key, order);
+  }
+  return order.map((i) => entries[i]);
 }
 
 export function readBundleIndex(input: ByteSource | Uint8Array, type: string, engine: Engine = defaultEngine()): BundleIndex {

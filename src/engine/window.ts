@@ -11,6 +11,13 @@ import { OffloadKitError } from "./errors.js";
 import type { ByteSource } from "./source.js";
 
 const generations = new WeakMap<Engine, number>();
+const lastLoaded = new WeakMap<Engine, Window>();
+
+/** The window whose bytes the engine holds now, if any (lets a copy reuse bytes already read). */
+export function loadedWindow(engine: Engine): Window | undefined {
+  const w = lastLoaded.get(engine);
+  return w !== undefined && w.holds(w.position, 0) ? w : undefined;
+}
 
 function bump(engine: Engine): number {
   const generation = (generations.get(engine) ?? 0) + 1;
@@ -44,10 +51,13 @@ export class Window {
     return this.generation === (generations.get(this.engine) ?? 0);
   }
 
-  /** Fills the window from `position` with as many bytes as fit (fewer only at the end of the source). */
-  load(position: number): number {
+  /**
+   * Fills the window from `position` with as many bytes as fit, or `limit` bytes when given (fewer only
+   * at the end of the source). A small limit lets a header be read without reading a whole window.
+   */
+  load(position: number, limit = Infinity): number {
     const engine = this.engine;
-    const want = Math.max(0, Math.min(engine.windowCapacity, this.source.size - position));
+    const want = Math.max(0, Math.min(engine.windowCapacity, limit, this.source.size - position));
     const window = engine.views().window;
     let got = 0;
     while (got < want) {
@@ -61,6 +71,7 @@ export class Window {
       });
     }
     this.generation = bump(engine);
+    lastLoaded.set(engine, this);
     this.position = position;
     this.length = got;
     return got;

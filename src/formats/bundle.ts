@@ -39,6 +39,8 @@ export const BUNDLE_MAGIC_SIZE = 24;
 export const BUNDLE_HEAD_SIZE = 32;
 /** Offset, size and ID-length fields of one header entry. */
 export const BUNDLE_ENTRY_FIXED_SIZE = 24;
+/** Bytes read for a first look at a header (most headers are a few hundred bytes). */
+const HEADER_PROBE = 4096;
 
 export interface BundleEntry {
   /** The entry ID, as a byte string (see bytes.ts). */
@@ -141,7 +143,8 @@ export function readBinaryBundle(input: ByteSource | Uint8Array, options: ReadOp
   const engine = options.window?.engine ?? options.engine ?? defaultEngine();
   const w = options.window ?? new Window(engine, source);
   const size = source.size;
-  if (!w.holds(0, Math.min(size, BUNDLE_HEAD_SIZE))) w.load(0);
+  // Headers are small: read a few KiB first, and a whole window only when the walk asks for more.
+  if (!w.holds(0, Math.min(size, BUNDLE_HEAD_SIZE))) w.load(0, HEADER_PROBE);
   const resultBase = RESULT >>> 3;
 
   let status = engine.bundleHead(w.position === 0 ? w.length : 0, size);

@@ -5,13 +5,19 @@
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
-import { claimWindow } from "../engine/window.js";
+import { claimWindow, loadedWindow } from "../engine/window.js";
 import type { OutputFile } from "./output.js";
 
 export function copyRange(engine: Engine, source: ByteSource, position: number, length: number, out: OutputFile): void {
   if (length === 0) return;
   if (source.bytes !== undefined) {
     out.write(source.bytes.subarray(position, position + length));
+    return;
+  }
+  // Bytes the last header or marker read already brought into the window need no second read.
+  const loaded = loadedWindow(engine);
+  if (loaded !== undefined && loaded.source === source && loaded.holds(position, length)) {
+    out.write(loaded.view(position, length));
     return;
   }
   const capacity = engine.windowCapacity;

@@ -49,4 +49,11 @@ export class WasmEngine implements Engine {
   ): number {
     return this.core.walkBundle(windowPosition, windowLength, bufferSize, position, index, count, maxRecords);
   }
+
+  walkOffloadBinaries(
+    windowPosition: number, windowLength: number, bufferSize: number,
+    position: number, entry: number, string: number, maxRecords: number,
+  ): number {
+    return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
+  }
 }
