@@ -8,7 +8,6 @@ export { reserveWindow, getWindowCapacity } from "./layout";
 export { scan } from "./scan";
 export { bundleHead, walkBundle } from "./bundle";
 export { walkOffloadBinaries } from "./offload-binary";
-export { walkOffloadBinaries } from "./offload-binary";
 
 export function abiVersion(): u32 {
   return ABI_VERSION;

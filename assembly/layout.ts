@@ -46,12 +46,6 @@ export const OFFLOAD_RECORD_BINARY: i32 = 1;
 export const OFFLOAD_RECORD_ENTRY: i32 = 2;
 export const OFFLOAD_RECORD_STRING: i32 = 3;
 
-/** Offload binary walk records (assembly/offload-binary.ts): ten f64 each, the first one the record type. */
-export const OFFLOAD_RECORD_F64S: i32 = 10;
-export const OFFLOAD_RECORD_BINARY: i32 = 1;
-export const OFFLOAD_RECORD_ENTRY: i32 = 2;
-export const OFFLOAD_RECORD_STRING: i32 = 3;
-
 @inline export function setResult(slot: i32, value: f64): void {
   store<f64>(RESULT + (<usize>slot << 3), value);
 }

@@ -53,27 +53,4 @@ export enum Status {
   OFFLOAD_VALUE_OUT_OF_BOUNDS = -159,
   /** Offload binary: one step's header, entry, string entry and strings span more than the window. */
   OFFLOAD_METADATA_TOO_WIDE = -160,
-
-  /** Offload binary: the 10 FF 10 AD magic is missing where a binary should start. */
-  OFFLOAD_BAD_MAGIC = -150,
-  /** Offload binary: fewer bytes remain than a header (v1: header and entry, 72 bytes) needs. */
-  OFFLOAD_HEADER_TRUNCATED = -151,
-  /** Offload binary: version 0, or above 3. */
-  OFFLOAD_BAD_VERSION = -152,
-  /** Offload binary: the size field exceeds the bytes left, or is below 40. */
-  OFFLOAD_SIZE_OUT_OF_BOUNDS = -153,
-  /** Offload binary: the entry (v1) or entries (v2+) do not fit in the binary. */
-  OFFLOAD_ENTRIES_OUT_OF_BOUNDS = -154,
-  /** Offload binary (v3, compressed): entries offset past the size, or inflated size below it. */
-  OFFLOAD_COMPRESSED_OUT_OF_BOUNDS = -155,
-  /** Offload binary: an entry's image starts or ends past the binary. */
-  OFFLOAD_IMAGE_OUT_OF_BOUNDS = -156,
-  /** Offload binary: an entry's string-entry array starts or ends past the binary. */
-  OFFLOAD_STRINGS_OUT_OF_BOUNDS = -157,
-  /** Offload binary: a string entry's key offset is past the binary. */
-  OFFLOAD_KEY_OUT_OF_BOUNDS = -158,
-  /** Offload binary: a string entry's value offset (or v2+ value size) runs past the binary. */
-  OFFLOAD_VALUE_OUT_OF_BOUNDS = -159,
-  /** Offload binary: one step's header, entry, string entry and strings span more than the window. */
-  OFFLOAD_METADATA_TOO_WIDE = -160,
 }

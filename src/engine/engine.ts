@@ -39,9 +39,4 @@ export interface Engine {
     windowPosition: number, windowLength: number, bufferSize: number,
     position: number, entry: number, string: number, maxRecords: number,
   ): number;
-  /** Offload binary walk (0x10FF10AD), resumable; see assembly/offload-binary.ts. */
-  walkOffloadBinaries(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
-  ): number;
 }

@@ -34,11 +34,5 @@ export const OFFLOAD_MAX_RECORDS = Math.floor(RECORDS_BYTES / (OFFLOAD_RECORD_F6
 export const OFFLOAD_RECORD_BINARY = 1;
 export const OFFLOAD_RECORD_ENTRY = 2;
 export const OFFLOAD_RECORD_STRING = 3;
-/** Offload binary walk records (assembly/offload-binary.ts): ten f64 each, the first one the record type. */
-export const OFFLOAD_RECORD_F64S = 10;
-export const OFFLOAD_MAX_RECORDS = Math.floor(RECORDS_BYTES / (OFFLOAD_RECORD_F64S * 8));
-export const OFFLOAD_RECORD_BINARY = 1;
-export const OFFLOAD_RECORD_ENTRY = 2;
-export const OFFLOAD_RECORD_STRING = 3;
 /** Scan hits: one u32 window position each. */
 export const SCAN_MAX_HITS = RECORDS_BYTES >>> 2;

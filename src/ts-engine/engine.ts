@@ -5,7 +5,6 @@
 import type { Engine, EngineViews } from "../engine/engine.js";
 import { bundleHead, walkBundle } from "./bundle.js";
 import { walkOffloadBinaries } from "./offload-binary.js";
-import { walkOffloadBinaries } from "./offload-binary.js";
 import { TsMemory } from "./memory.js";
 import { scan } from "./scan.js";
 
@@ -43,13 +42,6 @@ export class TsEngine implements Engine {
     position: number, index: number, count: number, maxRecords: number,
   ): number {
     return walkBundle(this.mem, windowPosition, windowLength, bufferSize, position, index, count, maxRecords);
-  }
-
-  walkOffloadBinaries(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
-  ): number {
-    return walkOffloadBinaries(this.mem, windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
   }
 
   walkOffloadBinaries(

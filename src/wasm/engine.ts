@@ -56,11 +56,4 @@ export class WasmEngine implements Engine {
   ): number {
     return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
   }
-
-  walkOffloadBinaries(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
-  ): number {
-    return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
-  }
 }

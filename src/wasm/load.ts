@@ -23,10 +23,6 @@ export interface WasmExports {
     windowPosition: number, windowLength: number, bufferSize: number,
     position: number, entry: number, string: number, maxRecords: number,
   ): number;
-  walkOffloadBinaries(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
-  ): number;
 }
 
 /** URL of the shipped .wasm file, for bundlers and `fetch`. */
