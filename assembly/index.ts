@@ -8,6 +8,7 @@ export { reserveWindow, getWindowCapacity } from "./layout";
 export { scan } from "./scan";
 export { bundleHead, walkBundle } from "./bundle";
 export { walkOffloadBinaries } from "./offload-binary";
+export { archiveHead, walkArchive } from "./ar";
 
 export function abiVersion(): u32 {
   return ABI_VERSION;

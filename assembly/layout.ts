@@ -40,6 +40,9 @@ export const R_AUX0: i32 = 5;
 export const R_AUX1: i32 = 6;
 export const R_AUX2: i32 = 7;
 
+/** Archive member walk records (assembly/ar.ts): eight f64 per member. */
+export const AR_RECORD_F64S: i32 = 8;
+
 /** Offload binary walk records (assembly/offload-binary.ts): ten f64 each, the first one the record type. */
 export const OFFLOAD_RECORD_F64S: i32 = 10;
 export const OFFLOAD_RECORD_BINARY: i32 = 1;

@@ -31,6 +31,23 @@ export enum Status {
   /** Binary bundle: an entry's ID is longer than the window (not supported). */
   BUNDLE_ID_TOO_LONG = -8,
 
+  /** Archive: fewer than 60 bytes remain for the next member header. */
+  AR_HEADER_TRUNCATED = -100,
+  /** Archive: a member header does not end in "`\n". */
+  AR_BAD_TERMINATOR = -101,
+  /** Archive (BSD): a member name starts with a space. */
+  AR_LEADING_SPACE = -102,
+  /** Archive: a member's size field is not all decimal digits. */
+  AR_BAD_SIZE = -103,
+  /** Archive: a `/<offset>` name whose offset is not all decimal digits. */
+  AR_BAD_LONG_NAME = -104,
+  /** Archive: a `#1/<length>` name whose length is not all decimal digits. */
+  AR_BAD_BSD_NAME_LENGTH = -105,
+  /** Archive: a `#1/` name longer than the member. */
+  AR_BSD_NAME_PAST_END = -106,
+  /** Archive: a member's data runs past the end of the archive. */
+  AR_MEMBER_PAST_END = -107,
+
   /** Offload binary: the 10 FF 10 AD magic is missing where a binary should start. */
   OFFLOAD_BAD_MAGIC = -150,
   /** Offload binary: fewer bytes remain than a header (v1: header and entry, 72 bytes) needs. */

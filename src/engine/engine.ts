@@ -39,4 +39,11 @@ export interface Engine {
     windowPosition: number, windowLength: number, bufferSize: number,
     position: number, entry: number, string: number, maxRecords: number,
   ): number;
+  /** Archive magic and kind; see assembly/ar.ts. */
+  archiveHead(windowLength: number, bufferSize: number): number;
+  /** Archive member walk; see assembly/ar.ts. */
+  walkArchive(
+    windowPosition: number, windowLength: number, bufferSize: number,
+    position: number, index: number, flags: number, maxRecords: number,
+  ): number;
 }

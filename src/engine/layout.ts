@@ -36,3 +36,22 @@ export const OFFLOAD_RECORD_ENTRY = 2;
 export const OFFLOAD_RECORD_STRING = 3;
 /** Scan hits: one u32 window position each. */
 export const SCAN_MAX_HITS = RECORDS_BYTES >>> 2;
+
+/** Archive member walk records (assembly/ar.ts): eight f64 per member. */
+export const AR_RECORD_F64S = 8;
+export const AR_MAX_RECORDS = Math.floor(RECORDS_BYTES / (AR_RECORD_F64S * 8));
+/** archiveHead's R_AUX0: which magic the file starts with. */
+export const AR_KIND_REGULAR = 1;
+export const AR_KIND_THIN = 2;
+export const AR_KIND_BIG = 3;
+/** walkArchive flags: a thin archive; BSD-like name rules. */
+export const AR_WALK_THIN = 1;
+export const AR_WALK_BSD = 2;
+/** Name kinds in archive records. */
+export const AR_NAME_PLAIN = 0;
+export const AR_NAME_SYMTAB = 1;
+export const AR_NAME_SYMTAB64 = 2;
+export const AR_NAME_STRTAB = 3;
+export const AR_NAME_GNU_LONG = 4;
+export const AR_NAME_BSD_LONG = 5;
+export const AR_NAME_SPECIAL = 6;

@@ -3,6 +3,7 @@
  * OFFLOAD_KIT_ENGINE=ts), and the reference the Wasm core is tested against.
  */
 import type { Engine, EngineViews } from "../engine/engine.js";
+import { archiveHead, walkArchive } from "./ar.js";
 import { bundleHead, walkBundle } from "./bundle.js";
 import { walkOffloadBinaries } from "./offload-binary.js";
 import { TsMemory } from "./memory.js";
@@ -49,5 +50,16 @@ export class TsEngine implements Engine {
     position: number, entry: number, string: number, maxRecords: number,
   ): number {
     return walkOffloadBinaries(this.mem, windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
+  }
+
+  archiveHead(windowLength: number, bufferSize: number): number {
+    return archiveHead(this.mem, windowLength, bufferSize);
+  }
+
+  walkArchive(
+    windowPosition: number, windowLength: number, bufferSize: number,
+    position: number, index: number, flags: number, maxRecords: number,
+  ): number {
+    return walkArchive(this.mem, windowPosition, windowLength, bufferSize, position, index, flags, maxRecords);
   }
 }

@@ -56,4 +56,15 @@ export class WasmEngine implements Engine {
   ): number {
     return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
   }
+
+  archiveHead(windowLength: number, bufferSize: number): number {
+    return this.core.archiveHead(windowLength, bufferSize);
+  }
+
+  walkArchive(
+    windowPosition: number, windowLength: number, bufferSize: number,
+    position: number, index: number, flags: number, maxRecords: number,
+  ): number {
+    return this.core.walkArchive(windowPosition, windowLength, bufferSize, position, index, flags, maxRecords);
+  }
 }

@@ -23,6 +23,11 @@ export interface WasmExports {
     windowPosition: number, windowLength: number, bufferSize: number,
     position: number, entry: number, string: number, maxRecords: number,
   ): number;
+  archiveHead(windowLength: number, bufferSize: number): number;
+  walkArchive(
+    windowPosition: number, windowLength: number, bufferSize: number,
+    position: number, index: number, flags: number, maxRecords: number,
+  ): number;
 }
 
 /** URL of the shipped .wasm file, for bundlers and `fetch`. */
