@@ -7,7 +7,11 @@
 import { latin1Encode } from "../formats/bytes.js";
 import { validateBundlerOptions } from "../bundler/options.js";
 import type { BundlerOptions } from "../bundler/options.js";
+import { compressionConfig, formatTimerReport } from "../bundler/compressed.js";
+import type { TimerLine } from "../bundler/compressed.js";
+import { CompressionMethod } from "../formats/ccob.js";
 import { bundleFiles, listBundle, unbundleFile } from "../node/bundler.js";
+import type { VerboseSink } from "../node/decompress.js";
 import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
 import { flagValue, listValue, numberValue, parseCommandLine, stringValue } from "./args.js";
 import type { ParseResult } from "./args.js";
@@ -49,21 +53,31 @@ export function runBundler(argv0: string, args: readonly string[], io: CliIO): n
     return parsed.code;
   }
   if (parsed.stderr) io.stderr(parsed.stderr);
-  return runGuarded(io, argv0, () => {
-    const validation = validateBundlerOptions(toOptions(parsed));
+  const options = toOptions(parsed);
+  // OffloadBundlerConfig reads the environment (and warns about it) before any option is checked.
+  const config = compressionConfig(io.env, options);
+  for (const warning of config.warnings) io.stderr(warning);
+  const timers: TimerLine[] = [];
+  const verbose: VerboseSink | undefined = config.verbose ? { text: (text) => io.stderr(text), timer: (line) => timers.push(line) } : undefined;
+  const status = runGuarded(io, argv0, () => {
+    const validation = validateBundlerOptions(options);
     for (const warning of validation.warnings) printWarning(io, argv0, warning);
     if (validation.error !== undefined || validation.job === undefined) {
       printError(io, argv0, validation.error ?? "invalid options");
       return 1;
     }
-    const job = validation.job;
+    const job = { ...validation.job, compress: config.compress };
     if (job.mode === "list") {
-      const ids = listBundle(job.inputs[0], job.type);
+      const ids = listBundle(job.inputs[0], job.type, undefined, { verbose });
       if (ids.length > 0) io.stdout(latin1Encode(ids.map((id) => `${id}\n`).join("")));
       return 0;
     }
-    if (job.mode === "bundle") bundleFiles(job);
-    else unbundleFile(job);
+    if (job.mode === "bundle") {
+      bundleFiles(job, undefined, { compression: { version: config.version, method: CompressionMethod.Zstd, level: config.level }, verbose });
+    } else unbundleFile(job, undefined, { verbose }, { warn: (text) => io.stderr(text), env: io.env });
     return 0;
   });
+  // LLVM prints its timer group at exit, when a -verbose timer ran (even after an error).
+  if (timers.length > 0) io.stderr(formatTimerReport(timers));
+  return status;
 }

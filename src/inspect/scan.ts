@@ -14,6 +14,8 @@ import { Window } from "../engine/window.js";
 import { BUNDLE_MAGIC_BYTES, readBinaryBundle } from "../formats/bundle.js";
 import type { BundleProblem } from "../formats/bundle.js";
 import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
+import { CCOB_MIN_SIZE, compressionMethodName, formatHash, isCompressedBundle, walkCcobs } from "../formats/ccob.js";
+import type { CcobMember } from "../formats/ccob.js";
 
 export interface FoundEntry {
   readonly id: string;
@@ -35,6 +37,36 @@ export interface FoundBundle {
   /** Binary bundles: the alignment every payload offset is a multiple of (largest power of two up to 4096). */
   readonly align?: number;
   readonly entries: readonly FoundEntry[];
+  /**
+   * Set when the bundle came out of a compressed bundle (CCOB): `offset` and `size` above and the
+   * entries' offsets are then positions in the decompressed bytes.
+   */
+  readonly compressed?: CompressedBundleInfo;
+}
+
+export interface CompressedBundleInfo {
+  /** Where the CCOB starts in the file, and the bytes it spans (header + compressed stream). */
+  readonly offset: number;
+  readonly size: number;
+  readonly version: number;
+  readonly method: "zlib" | "zstd";
+  /** As declared in the header, and as actually decompressed (LLVM accepts fewer). */
+  readonly declaredSize: number;
+  readonly decompressedSize: number;
+  readonly storedHash: string;
+  /** The truncated MD5 of the decompressed bytes, when the decompressor computed it. */
+  readonly recalculatedHash?: string;
+}
+
+/** Decompresses one CCOB of the input (src/node/decompress.ts in Node); scan.ts itself stays browser-safe. */
+export type OpenCompressed = (
+  source: ByteSource,
+  member: CcobMember,
+) => { readonly source: ByteSource; readonly recalculatedHash?: bigint; close(): void };
+
+export interface ScanOptions {
+  /** Without it, compressed bundles are reported as problems ("compressed; no decompressor given"). */
+  readonly openCompressed?: OpenCompressed;
 }
 
 export interface ScanProblem {
@@ -76,10 +108,70 @@ function binaryAt(source: ByteSource, base: number, engine: Engine): { bundle?: 
   }
 }
 
-/** Every bundle in `input`: one at byte 0, or all binary bundles embedded in it. */
-export function scanBundles(input: ByteSource | Uint8Array, engine: Engine = defaultEngine()): ScanReport {
+/**
+ * The CCOBs of an input that starts with one, walked by their header sizes; each is decompressed and
+ * scanned. Checks LLVM does not make (it accepts both) are reported as problems: a stored hash that
+ * differs from the contents, fewer bytes than declared, a total size that had to be ignored.
+ */
+function scanCompressed(source: ByteSource, engine: Engine, openCompressed: OpenCompressed): ScanReport {
+  const bundles: FoundBundle[] = [];
+  const problems: ScanProblem[] = [];
+  const readAt = (position: number, length: number) => readExact(source, position, Math.max(0, Math.min(length, source.size - position)));
+  const walk = walkCcobs(readAt, source.size);
+  for (const member of walk.members) {
+    const at = member.offset;
+    if (member.totalSizeIgnored) {
+      problems.push({ offset: at, code: "CCOB_TOTAL_SIZE", message: `compressed bundle total size ${member.header.rawTotalSize} does not fit the input; read to the end, as LLVM 19 does` });
+    }
+    let opened;
+    try {
+      opened = openCompressed(source, member);
+    } catch (e) {
+      if (!(e instanceof OffloadKitError)) throw e;
+      problems.push({ offset: e.offset ?? at, code: e.code, message: e.message });
+      continue;
+    }
+    try {
+      const inner = scanBundles(opened.source, engine);
+      const compressed: CompressedBundleInfo = {
+        offset: at,
+        size: member.size,
+        version: member.header.version,
+        method: compressionMethodName(member.header.method),
+        declaredSize: member.header.uncompressedSize,
+        decompressedSize: opened.source.size,
+        storedHash: formatHash(member.header.hash),
+        ...(opened.recalculatedHash !== undefined ? { recalculatedHash: formatHash(opened.recalculatedHash) } : {}),
+      };
+      if (opened.recalculatedHash !== undefined && opened.recalculatedHash !== member.header.hash) {
+        problems.push({ offset: at, code: "CCOB_HASH_MISMATCH", message: `stored hash ${compressed.storedHash} does not match the contents (${compressed.recalculatedHash}); LLVM does not check it` });
+      }
+      if (opened.source.size < member.header.uncompressedSize) {
+        problems.push({ offset: at, code: "CCOB_SHORT", message: `declares ${member.header.uncompressedSize} uncompressed bytes but holds ${opened.source.size}; LLVM accepts the shorter contents` });
+      }
+      if (inner.bundles.length === 0) {
+        problems.push({ offset: at, code: "CCOB_NO_BUNDLE", message: `compressed bundle holds ${opened.source.size} bytes that are not an offload bundle` });
+      }
+      for (const bundle of inner.bundles) bundles.push({ ...bundle, compressed });
+      for (const problem of inner.problems) problems.push({ ...problem, message: `in the compressed bundle at ${at}: ${problem.message}` });
+    } finally {
+      opened.close();
+    }
+  }
+  if (walk.trailing !== undefined) {
+    problems.push({ offset: walk.trailing.offset, code: "CCOB_TRAILING", message: `${walk.trailing.size} bytes after the last compressed bundle are not a compressed bundle` });
+  }
+  return { size: source.size, bundles, problems };
+}
+
+/** Every bundle in `input`: one at byte 0 (compressed ones decompressed), or all binary bundles embedded in it. */
+export function scanBundles(input: ByteSource | Uint8Array, engine: Engine = defaultEngine(), options: ScanOptions = {}): ScanReport {
   const source = input instanceof Uint8Array ? bytesSource(input) : input;
   const head = readExact(source, 0, Math.min(source.size, 64));
+  if (source.size >= CCOB_MIN_SIZE && isCompressedBundle(head)) {
+    if (options.openCompressed !== undefined) return scanCompressed(source, engine, options.openCompressed);
+    return { size: source.size, bundles: [], problems: [{ offset: 0, code: "CCOB_NO_DECOMPRESSOR", message: "compressed offload bundle (CCOB); no decompressor given" }] };
+  }
   const comment = detectTextComment(head);
   if (comment !== undefined) {
     const text = readTextBundle(source, comment, { engine });

@@ -13,13 +13,21 @@ import type { BundlerJob } from "../bundler/options.js";
 import { fileTypeOrThrow, readBundleIndex, refuseObjectInput } from "../bundler/read.js";
 import { planUnbundle } from "../bundler/unbundle-plan.js";
 import type { UnbundleWrite } from "../bundler/unbundle-plan.js";
+import { LLVM19_COMPRESSION } from "../bundler/compressed.js";
+import type { CompressionSettings } from "../bundler/compressed.js";
+import type { FileTypeInfo } from "../formats/file-types.js";
+import { CompressingWriter } from "./compress.js";
+import type { BundleSink } from "./compress.js";
+import { unbundleArchive } from "./archive.js";
+import type { ArchiveUnbundleHooks } from "./archive.js";
 import { copyRange } from "./copy.js";
-import { openDecompressed } from "./decompress.js";
+import { forEachDecompressed, openDecompressed } from "./decompress.js";
+import type { DecompressOptions, VerboseSink } from "./decompress.js";
 import { FileSource, withFile } from "./file-source.js";
 import { withOutputs } from "./output.js";
 
-function withDecompressed<T>(file: ByteSource, use: (source: ByteSource) => T): T {
-  const input = openDecompressed(file);
+function withDecompressed<T>(file: ByteSource, options: DecompressOptions, use: (source: ByteSource) => T): T {
+  const input = openDecompressed(file, options);
   try {
     return use(input.source);
   } finally {
@@ -27,38 +35,90 @@ function withDecompressed<T>(file: ByteSource, use: (source: ByteSource) => T): 
   }
 }
 
-/** `-list`: IDs in file order (the native tool prints StringMap bucket order for binary bundles). */
-export function listBundle(path: string, type: string, engine: Engine = defaultEngine()): string[] {
-  return withFile(path, (file) => withDecompressed(file, (source) => readBundleIndex(source, type, engine).entries.map((e) => e.id)));
+/**
+ * `-list`: IDs in file order (the native tool prints StringMap bucket order for binary bundles). An
+ * input holding several compressed bundles lists each in turn, as upstream LLVM after 22 does.
+ */
+export function listBundle(path: string, type: string, engine: Engine = defaultEngine(), options: DecompressOptions = {}): string[] {
+  return withFile(path, (file) => {
+    const ids: string[] = [];
+    forEachDecompressed(file, options, (input) => {
+      for (const entry of readBundleIndex(input.source, type, engine).entries) ids.push(entry.id);
+    });
+    return ids;
+  });
 }
 
-/** Bundling: one output from one input per target. */
-export function bundleFiles(job: BundlerJob, engine: Engine = defaultEngine()): void {
+export interface BundleOptions {
+  /** How to compress (with -compress); LLVM 19's v2, zstd level 3 by default. */
+  readonly compression?: CompressionSettings;
+  /** -verbose output while compressing. */
+  readonly verbose?: VerboseSink;
+}
+
+/** Size of the uncompressed bundle bundleFiles writes (text framing or binary layout). */
+function bundleSize(job: BundlerJob, info: FileTypeInfo, sources: readonly FileSource[]): number {
+  if (info.comment !== undefined) {
+    return job.targets.reduce((n, id, i) => {
+      const framing = textEntryFraming(info.comment!, id);
+      return n + framing.before.length + sources[i].size + framing.after.length;
+    }, 0);
+  }
+  const layout = layoutBinaryBundle(job.targets.map((id, i) => ({ id, size: sources[i].size })), job.bundleAlign);
+  const last = job.targets.length - 1;
+  return last < 0 ? layout.header.length : layout.offsets[last] + sources[last].size;
+}
+
+const COPY_CHUNK = 4 * 1024 * 1024;
+
+/** Writes the uncompressed bundle of `job` into `sink`. */
+function emitBundle(job: BundlerJob, info: FileTypeInfo, sources: readonly FileSource[], sink: BundleSink, copy: (source: FileSource) => void): void {
+  if (info.comment !== undefined) {
+    job.targets.forEach((id, i) => {
+      const framing = textEntryFraming(info.comment!, id);
+      sink.write(framing.before);
+      copy(sources[i]);
+      sink.write(framing.after);
+    });
+    return;
+  }
+  const layout = layoutBinaryBundle(job.targets.map((id, i) => ({ id, size: sources[i].size })), job.bundleAlign);
+  sink.write(layout.header);
+  job.targets.forEach((_, i) => {
+    sink.writeZeros(layout.offsets[i] - sink.position);
+    copy(sources[i]);
+  });
+}
+
+/** Copies a whole file into a sink in chunks (the compressing writer keeps what it is given). */
+function copyChunked(source: FileSource, sink: BundleSink): void {
+  const buffer = new Uint8Array(Math.min(COPY_CHUNK, Math.max(1, source.size)));
+  let at = 0;
+  while (at < source.size) {
+    const n = source.read(buffer.subarray(0, Math.min(buffer.length, source.size - at)), at);
+    if (n <= 0) throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${at}`, { offset: at });
+    sink.write(buffer.subarray(0, n));
+    at += n;
+  }
+}
+
+/** Bundling: one output from one input per target; with `job.compress`, a compressed bundle (CCOB). */
+export function bundleFiles(job: BundlerJob, engine: Engine = defaultEngine(), options: BundleOptions = {}): void {
   const sources: FileSource[] = [];
   try {
     for (const path of job.inputs) sources.push(FileSource.open(path));
     const info = fileTypeOrThrow(job.type);
-    if (job.compress) {
-      throw new OffloadKitError("UNSUPPORTED_COMPRESSED", "writing compressed offload bundles (-compress) is not supported yet");
-    }
     refuseObjectInput(info, sources[job.allowNoHost ? 0 : Math.max(job.hostInputIndex, 0)]);
     withOutputs((open) => {
       const out = open(job.outputs[0]);
-      if (info.comment !== undefined) {
-        job.targets.forEach((id, i) => {
-          const framing = textEntryFraming(info.comment!, id);
-          out.write(framing.before);
-          copyRange(engine, sources[i], 0, sources[i].size, out);
-          out.write(framing.after);
-        });
+      if (job.compress) {
+        const settings = options.compression ?? { ...LLVM19_COMPRESSION, level: job.compressionLevel ?? LLVM19_COMPRESSION.level };
+        const writer = new CompressingWriter(out, settings, bundleSize(job, info, sources));
+        emitBundle(job, info, sources, writer, (source) => copyChunked(source, writer));
+        writer.finish(options.verbose);
         return;
       }
-      const layout = layoutBinaryBundle(job.targets.map((id, i) => ({ id, size: sources[i].size })), job.bundleAlign);
-      out.write(layout.header);
-      job.targets.forEach((_, i) => {
-        out.writeZeros(layout.offsets[i] - out.position);
-        copyRange(engine, sources[i], 0, sources[i].size, out);
-      });
+      emitBundle(job, info, sources, out, (source) => copyRange(engine, source, 0, source.size, out));
     });
   } finally {
     for (const source of sources) source.close();
@@ -89,8 +149,14 @@ export interface UnbundleResult {
 }
 
 /** Unbundles one file into `outputs[i]` for `targets[i]`, atomically. Returns what went where. */
-export function unbundleToFiles(path: string, options: UnbundleOptions, outputs: readonly string[], engine: Engine = defaultEngine()): UnbundleResult {
-  return withFile(path, (file) => withDecompressed(file, (source) => {
+export function unbundleToFiles(
+  path: string,
+  options: UnbundleOptions,
+  outputs: readonly string[],
+  engine: Engine = defaultEngine(),
+  decompress: DecompressOptions = {},
+): UnbundleResult {
+  return withFile(path, (file) => withDecompressed(file, decompress, (source) => {
     const index = readBundleIndex(source, options.type ?? detectBundleType(source), engine);
     const writes = planUnbundle(index.visitOrder, options);
     withOutputs((open) => {
@@ -106,9 +172,12 @@ export function unbundleToFiles(path: string, options: UnbundleOptions, outputs:
 }
 
 /** `-unbundle` for a validated job. */
-export function unbundleFile(job: BundlerJob, engine: Engine = defaultEngine()): UnbundleResult {
-  if (job.type === "a") {
-    throw new OffloadKitError("UNSUPPORTED_ARCHIVE", "unbundling archives (-type=a) is not supported yet");
-  }
-  return unbundleToFiles(job.inputs[0], job, job.outputs, engine);
+export function unbundleFile(
+  job: BundlerJob,
+  engine: Engine = defaultEngine(),
+  decompress: DecompressOptions = {},
+  hooks: ArchiveUnbundleHooks = {},
+): UnbundleResult {
+  if (job.type === "a") return { writes: [], inputSize: unbundleArchive(job, engine, decompress, hooks).inputSize };
+  return unbundleToFiles(job.inputs[0], job, job.outputs, engine, decompress);
 }

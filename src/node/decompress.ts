@@ -1,28 +1,210 @@
 /**
  * The hook every Node reader goes through before it looks for bundles: a compressed offload bundle
- * (CCOB) is replaced by its decompressed contents, anything else passes through unchanged. Until the
- * CCOB reader exists, compressed input is refused with a clear error.
+ * (CCOB, src/formats/ccob.ts) is replaced by its decompressed contents, anything else passes through
+ * unchanged (CompressedOffloadBundle::decompress; spec bundler.md §5).
+ *
+ * Bounded: a member declaring more than `maxDecompressedSize` (default 16 GiB, or the environment's
+ * OFFLOAD_KIT_MAX_DECOMPRESSED) is refused before anything is allocated; members up to
+ * `inMemoryLimit` (256 MiB) are decoded into one buffer, larger ones frame by frame into a temporary
+ * file that a FileSource then reads, so no more than one zstd frame is held at a time.
+ *
+ * Several CCOBs in one input are walked by their header sizes. `openDecompressed` gives the first,
+ * as upstream LLVM's unbundling reads only the first; `forEachDecompressed` gives each in turn, for
+ * listing. (LLVM 19 and 22.1 fail on such inputs with "Src size is incorrect".)
  */
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Md5Hasher } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
-import { readExact } from "../engine/source.js";
+import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
+import { CCOB_MIN_SIZE, isCompressedBundle, truncatedHash, walkCcobs } from "../formats/ccob.js";
+import type { CcobMember, CcobWalk } from "../formats/ccob.js";
+import {
+  DEFAULT_MAX_DECOMPRESSED_SIZE,
+  checkDeclaredSize,
+  decodeCcobMember,
+  formatDecompressionReport,
+} from "../bundler/compressed.js";
+import type { TimerLine } from "../bundler/compressed.js";
+import { nodeCodecs } from "./codecs.js";
+import { fileError } from "./errors.js";
+import { FileSource } from "./file-source.js";
 
 export interface DecompressedInput {
   /** The bytes to read bundles from. */
   readonly source: ByteSource;
+  /** The CCOB it came from, when the input was compressed. */
+  readonly member?: CcobMember;
+  /** The walk of the whole input, when it was compressed. */
+  readonly walk?: CcobWalk;
+  /** The truncated MD5 of the decompressed bytes, when asked for (`recalculateHash`) or under -verbose. */
+  readonly recalculatedHash?: bigint;
   /** Releases whatever decompression held (a temporary file); the caller's source stays open. */
   close(): void;
 }
 
-const CCOB = [0x43, 0x43, 0x4f, 0x42];
+/** What -verbose prints while decompressing, and the timers it reports at exit. */
+export interface VerboseSink {
+  text(text: string): void;
+  timer(line: TimerLine): void;
+}
 
-export function openDecompressed(source: ByteSource): DecompressedInput {
-  // LLVM passes inputs shorter than the 8-byte common header through untouched.
-  if (source.size >= 8) {
-    const head = readExact(source, 0, 4);
-    if (CCOB.every((b, i) => head[i] === b)) {
-      throw new OffloadKitError("UNSUPPORTED_COMPRESSED", "compressed offload bundles (CCOB) are not supported yet");
-    }
+export interface DecompressOptions {
+  readonly maxDecompressedSize?: number;
+  /** Decoded members larger than this go to a temporary file. */
+  readonly inMemoryLimit?: number;
+  /** -verbose: the report lines (and "Uncompressed bundle.") go here, with a recomputed hash. */
+  readonly verbose?: VerboseSink;
+  /** Recompute the truncated MD5 of what was decompressed (LLVM only does under -verbose). */
+  readonly recalculateHash?: boolean;
+}
+
+export const DEFAULT_IN_MEMORY_LIMIT = 256 * 1024 * 1024;
+
+export function defaultMaxDecompressedSize(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const text = env.OFFLOAD_KIT_MAX_DECOMPRESSED;
+  const value = text === undefined ? NaN : Number(text);
+  return Number.isSafeInteger(value) && value >= 0 ? value : DEFAULT_MAX_DECOMPRESSED_SIZE;
+}
+
+function readerOf(source: ByteSource) {
+  return (position: number, length: number) => readExact(source, position, Math.max(0, Math.min(length, source.size - position)));
+}
+
+/** Is this input compressed, as LLVM 19 decides (the magic, and at least a v1 header's 20 bytes)? */
+export function isCompressedInput(source: ByteSource): boolean {
+  return source.size >= CCOB_MIN_SIZE && isCompressedBundle(readExact(source, 0, 4));
+}
+
+function cpuSeconds(start: NodeJS.CpuUsage): { user: number; system: number } {
+  const used = process.cpuUsage(start);
+  return { user: used.user / 1e6, system: used.system / 1e6 };
+}
+
+/** Decodes one member into memory or a temporary file. */
+export function decompressMember(source: ByteSource, member: CcobMember, options: DecompressOptions = {}): DecompressedInput {
+  checkDeclaredSize(member, { maxDecompressedSize: options.maxDecompressedSize ?? defaultMaxDecompressedSize() });
+  const declared = member.header.uncompressedSize;
+  const verbose = options.verbose;
+  const hasher: Md5Hasher | undefined = verbose === undefined && !options.recalculateHash ? undefined : nodeCodecs.md5();
+  const cpu = process.cpuUsage();
+  const readAt = readerOf(source);
+  if (declared <= (options.inMemoryLimit ?? DEFAULT_IN_MEMORY_LIMIT)) {
+    const buffer = new Uint8Array(declared);
+    let at = 0;
+    const result = decodeCcobMember(readAt, member, nodeCodecs, (chunk) => {
+      buffer.set(chunk, at);
+      at += chunk.length;
+    }, hasher);
+    const recalculatedHash = report(verbose, member, result.seconds, cpuSeconds(cpu), hasher);
+    return { source: bytesSource(buffer.subarray(0, result.size)), member, recalculatedHash, close() {} };
   }
-  return { source, close() {} };
+  const dir = mkdtempSync(join(tmpdir(), "offload-kit-ccob-"));
+  const path = join(dir, "decompressed");
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "w");
+    let at = 0;
+    const result = decodeCcobMember(readAt, member, nodeCodecs, (chunk) => {
+      let done = 0;
+      while (done < chunk.length) {
+        try {
+          done += writeSync(fd!, chunk, done, chunk.length - done, at + done);
+        } catch (e) {
+          throw fileError(path, e);
+        }
+      }
+      at += chunk.length;
+    }, hasher);
+    closeSync(fd);
+    fd = undefined;
+    const recalculatedHash = report(verbose, member, result.seconds, cpuSeconds(cpu), hasher);
+    const file = FileSource.open(path);
+    return {
+      source: file,
+      member,
+      recalculatedHash,
+      close() {
+        file.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+function report(
+  verbose: VerboseSink | undefined,
+  member: CcobMember,
+  seconds: number,
+  cpu: { user: number; system: number },
+  hasher?: Md5Hasher,
+): bigint | undefined {
+  if (hasher === undefined) return undefined;
+  const t = performance.now();
+  const recalculatedHash = truncatedHash(hasher.digest());
+  if (verbose === undefined) return recalculatedHash;
+  const hashSeconds = (performance.now() - t) / 1000;
+  verbose.timer({ name: "Decompression time", user: cpu.user, system: cpu.system, wall: seconds });
+  verbose.timer({ name: "Hash recalculation time", user: hashSeconds, system: 0, wall: hashSeconds });
+  verbose.text(formatDecompressionReport({ member, seconds, recalculatedHash }));
+  return recalculatedHash;
+}
+
+function walkOf(source: ByteSource): CcobWalk {
+  return walkCcobs(readerOf(source), source.size);
+}
+
+function failedToDecompress(e: unknown): never {
+  if (e instanceof OffloadKitError && !e.message.startsWith("Failed to decompress input: ")) {
+    throw new OffloadKitError(e.code, `Failed to decompress input: ${e.message}`, { offset: e.offset, field: e.field, cause: e });
+  }
+  throw e;
+}
+
+/**
+ * The input as the bundle readers should see it: itself, or the first CCOB's contents. Header
+ * errors read as LLVM's ("Failed to decompress input: Compressed bundle header size too small").
+ */
+export function openDecompressed(source: ByteSource, options: DecompressOptions = {}): DecompressedInput {
+  if (!isCompressedInput(source)) {
+    options.verbose?.text("Uncompressed bundle.\n");
+    return { source, close() {} };
+  }
+  let walk: CcobWalk;
+  try {
+    walk = walkOf(source);
+  } catch (e) {
+    failedToDecompress(e);
+  }
+  const input = decompressMember(source, walk.members[0], options);
+  return { ...input, walk, close: () => input.close() };
+}
+
+/** Calls `use` with each CCOB's contents in turn (or once with the input itself when uncompressed). */
+export function forEachDecompressed(source: ByteSource, options: DecompressOptions, use: (input: DecompressedInput, index: number) => void): void {
+  if (!isCompressedInput(source)) {
+    options.verbose?.text("Uncompressed bundle.\n");
+    use({ source, close() {} }, 0);
+    return;
+  }
+  let walk: CcobWalk;
+  try {
+    walk = walkOf(source);
+  } catch (e) {
+    failedToDecompress(e);
+  }
+  walk.members.forEach((member, index) => {
+    const input = decompressMember(source, member, options);
+    try {
+      use({ ...input, walk }, index);
+    } finally {
+      input.close();
+    }
+  });
 }

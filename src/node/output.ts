@@ -72,6 +72,21 @@ export class OutputFile {
     }
   }
 
+  /** Overwrites bytes already written (a header known only at the end); files only, not stdout. */
+  writeAt(bytes: Uint8Array, position: number): void {
+    if (this.tempPath === undefined || position + bytes.length > this.position) {
+      throw new Error("OutputFile.writeAt: only bytes already written to a file can be overwritten");
+    }
+    let done = 0;
+    while (done < bytes.length) {
+      try {
+        done += writeSync(this.fd, bytes, done, bytes.length - done, position + done);
+      } catch (e) {
+        throw fileError(this.path, e);
+      }
+    }
+  }
+
   /** Closes the temporary file and renames it over the destination. */
   commit(): void {
     if (this.done) return;

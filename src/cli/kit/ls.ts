@@ -3,6 +3,7 @@ import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import type { ScanReport } from "../../inspect/scan.js";
 import { scanBundles } from "../../inspect/scan.js";
+import { decompressMember } from "../../node/decompress.js";
 import { withFile } from "../../node/file-source.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
@@ -16,7 +17,10 @@ function formatReport(path: string, report: ScanReport): string {
     const kind = bundle.format === "text" ? `text bundle ('${bundle.comment}' markers)` : "binary bundle";
     const align = bundle.format === "binary" ? `, align ${bundle.align}` : "";
     const count = `${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}`;
-    out += `${path}: ${kind} at ${hex(bundle.offset)}, ${bundle.size} bytes${align}, ${count}\n`;
+    const c = bundle.compressed;
+    // Offsets of a compressed bundle's contents are positions in its decompressed bytes.
+    const where = c === undefined ? "" : `${c.method} compressed bundle v${c.version} at ${hex(c.offset)}, ${c.size} bytes, hash ${c.storedHash}: `;
+    out += `${path}: ${where}${kind} at ${hex(bundle.offset)}, ${bundle.size} bytes${align}, ${count}\n`;
     const rows = bundle.entries.map((e) => [hex(e.offset), String(e.size), String(e.align), byteStringToUnicode(e.id)]);
     const widths = [6, 4, 5].map((w, i) => Math.max(w, ...rows.map((r) => r[i].length)));
     out += `  ${pad("OFFSET", widths[0])}  ${pad("SIZE", widths[1], true)}  ${pad("ALIGN", widths[2], true)}  ID\n`;
@@ -36,6 +40,7 @@ function reportJson(path: string, report: ScanReport): unknown {
       size: b.size,
       ...(b.comment !== undefined ? { comment: b.comment } : {}),
       ...(b.align !== undefined ? { align: b.align } : {}),
+      ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
       entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
     })),
     problems: report.problems,
@@ -54,7 +59,9 @@ export const ls: Subcommand = {
       const reports: unknown[] = [];
       for (const path of files) {
         try {
-          const report = withFile(path, (source) => scanBundles(source));
+          const report = withFile(path, (source) =>
+            scanBundles(source, undefined, { openCompressed: (input, member) => decompressMember(input, member, { recalculateHash: true }) }),
+          );
           if (json) reports.push(reportJson(path, report));
           else io.stdout(formatReport(path, report));
         } catch (e) {

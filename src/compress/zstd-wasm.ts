@@ -1,0 +1,51 @@
+/**
+ * The libzstd WebAssembly build (@bokuweb/zstd-wasm: libzstd compiled with Emscripten -O3, one-shot
+ * ZSTD_compress / ZSTD_decompress) behind the Codecs interface. Both the Node and the browser codecs
+ * use it; the package picks its Node or browser entry by export condition. It does not expose
+ * long-distance matching (LLVM compresses with zstdEnableLdm=true) nor streaming: the frames are
+ * still readable by any zstd decoder, LLVM's included, and large bundles are cut into several frames
+ * by the caller so no call holds more than one chunk (see src/bundler/compressed.ts).
+ */
+import * as zstd from "@bokuweb/zstd-wasm";
+import { CodecError } from "./codecs.js";
+import { zstdErrorName } from "./zstd-frames.js";
+
+let ready: Promise<void> | undefined;
+
+/** Compiles and instantiates the WebAssembly module once (the library's init is asynchronous). */
+export function loadZstd(): Promise<void> {
+  ready ??= zstd.init();
+  return ready;
+}
+
+/**
+ * Emscripten's heap is 2 GiB at most in this build (ALLOW_MEMORY_GROWTH, default maximum): a frame
+ * and its output must fit together. Frames LLVM writes hold the whole bundle, so bundles larger than
+ * this are refused before anything is allocated.
+ */
+export const ZSTD_WASM_MAX_FRAME = 1536 * 1024 * 1024;
+
+function codeOf(error: unknown): number {
+  const match = /code (-?\d+)/.exec(error instanceof Error ? error.message : String(error));
+  return match === null ? 1 : Math.abs(Number(match[1]));
+}
+
+export function zstdCompress(bytes: Uint8Array, level: number): Uint8Array {
+  try {
+    return zstd.compress(bytes, level);
+  } catch (e) {
+    throw new CodecError(zstdErrorName(codeOf(e)));
+  }
+}
+
+export function zstdDecompressFrame(frame: Uint8Array, capacity: number): Uint8Array {
+  if (capacity > ZSTD_WASM_MAX_FRAME) {
+    throw new CodecError(`zstd frame too large for the WebAssembly decoder (${capacity} bytes; at most ${ZSTD_WASM_MAX_FRAME})`);
+  }
+  try {
+    // The library sizes its output from the frame header, or from defaultHeapSize when the header has none.
+    return zstd.decompress(frame, { defaultHeapSize: capacity });
+  } catch (e) {
+    throw new CodecError(zstdErrorName(codeOf(e)));
+  }
+}

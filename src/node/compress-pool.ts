@@ -1,0 +1,135 @@
+/**
+ * Compressing zstd frames on worker threads while the calling thread keeps reading inputs and hashing,
+ * without making the bundler asynchronous: tasks go out on a MessagePort, each worker bumps a shared
+ * counter when it answers, and the caller blocks on that counter (Atomics.wait) and collects answers
+ * with receiveMessageOnPort. Frames come back in any order and are handed on in submission order.
+ * libzstd here is single-threaded WebAssembly; LLVM compresses on one thread, so two cores give us
+ * the margin over the native tool (bench/ccob.mjs).
+ */
+import { availableParallelism } from "node:os";
+import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
+import type { MessagePort } from "node:worker_threads";
+import { CodecError } from "../compress/codecs.js";
+import { zstdCompress } from "../compress/zstd-wasm.js";
+
+export interface FramePool {
+  /** Queues `chunk` (its buffer is transferred) for compression; `done` gets the frame, in submission order. */
+  submit(chunk: Uint8Array, level: number, done: (frame: Uint8Array) => void): void;
+  /** Waits for every queued frame and stops the workers. */
+  drain(): void;
+  /** Wall-clock seconds from the first submission to the end of drain(). */
+  readonly seconds: number;
+}
+
+export interface FrameTask {
+  readonly seq: number;
+  readonly chunk: Uint8Array;
+  readonly level: number;
+}
+
+export type FrameReply = { readonly seq: number; readonly frame: Uint8Array } | { readonly seq: number; readonly error: string };
+
+/** Frames in flight per worker: one compressing, one queued, so a worker never waits for the caller. */
+const IN_FLIGHT_PER_WORKER = 2;
+
+function workerUrl(): URL | undefined {
+  // Under a TypeScript runner the worker's .ts file cannot be started directly: compress in this thread.
+  return import.meta.url.endsWith(".ts") ? undefined : new URL("./compress-worker.js", import.meta.url);
+}
+
+class InThreadPool implements FramePool {
+  seconds = 0;
+  submit(chunk: Uint8Array, level: number, done: (frame: Uint8Array) => void): void {
+    const t = performance.now();
+    const frame = zstdCompress(chunk, level);
+    this.seconds += (performance.now() - t) / 1000;
+    done(frame);
+  }
+  drain(): void {}
+}
+
+class WorkerPool implements FramePool {
+  seconds = 0;
+  private readonly signal = new Int32Array(new SharedArrayBuffer(4));
+  private readonly workers: { worker: Worker; port: MessagePort; busy: number }[] = [];
+  private readonly waiting = new Map<number, (frame: Uint8Array) => void>();
+  private readonly ready = new Map<number, Uint8Array>();
+  private nextSeq = 0;
+  private nextEmit = 0;
+  private started = 0;
+
+  constructor(url: URL, count: number) {
+    for (let i = 0; i < count; i++) {
+      const { port1, port2 } = new MessageChannel();
+      const worker = new Worker(url, { workerData: { port: port2, signal: this.signal }, transferList: [port2] });
+      worker.unref();
+      this.workers.push({ worker, port: port1, busy: 0 });
+    }
+  }
+
+  submit(chunk: Uint8Array, level: number, done: (frame: Uint8Array) => void): void {
+    if (this.started === 0) this.started = performance.now();
+    while (this.workers.every((w) => w.busy >= IN_FLIGHT_PER_WORKER)) this.collect(true);
+    const target = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const seq = this.nextSeq++;
+    this.waiting.set(seq, done);
+    target.busy++;
+    const task: FrameTask = { seq, chunk, level };
+    const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
+    target.port.postMessage(task, whole ? [chunk.buffer as ArrayBuffer] : []);
+    this.collect(false);
+  }
+
+  /** Takes every answer that has arrived; with `block`, waits until at least one has. */
+  private collect(block: boolean): void {
+    for (;;) {
+      const seen = Atomics.load(this.signal, 0);
+      let got = false;
+      for (const w of this.workers) {
+        for (let m = receiveMessageOnPort(w.port); m !== undefined; m = receiveMessageOnPort(w.port)) {
+          got = true;
+          w.busy--;
+          const reply = m.message as FrameReply;
+          if ("error" in reply) {
+            this.stop();
+            throw new CodecError(reply.error);
+          }
+          this.ready.set(reply.seq, reply.frame);
+        }
+      }
+      this.emitReady();
+      if (got || !block) return;
+      Atomics.wait(this.signal, 0, seen, 1000);
+    }
+  }
+
+  private emitReady(): void {
+    for (let frame = this.ready.get(this.nextEmit); frame !== undefined; frame = this.ready.get(this.nextEmit)) {
+      this.ready.delete(this.nextEmit);
+      const done = this.waiting.get(this.nextEmit)!;
+      this.waiting.delete(this.nextEmit);
+      this.nextEmit++;
+      done(frame);
+    }
+  }
+
+  drain(): void {
+    while (this.nextEmit < this.nextSeq) this.collect(true);
+    if (this.started !== 0) this.seconds = (performance.now() - this.started) / 1000;
+    this.stop();
+  }
+
+  private stop(): void {
+    for (const w of this.workers) {
+      w.port.close();
+      void w.worker.terminate();
+    }
+  }
+}
+
+/** A pool sized to the machine (two workers at least, so one core hashes and reads while they compress). */
+export function framePool(): FramePool {
+  const url = workerUrl();
+  if (url === undefined) return new InThreadPool();
+  return new WorkerPool(url, Math.max(2, Math.min(4, availableParallelism())));
+}

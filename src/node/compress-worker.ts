@@ -1,0 +1,23 @@
+/** A worker thread of src/node/compress-pool.ts: compresses the chunks it is sent, one zstd frame each. */
+import { workerData } from "node:worker_threads";
+import type { MessagePort } from "node:worker_threads";
+import { CodecError } from "../compress/codecs.js";
+import { loadZstd, zstdCompress } from "../compress/zstd-wasm.js";
+import type { FrameReply, FrameTask } from "./compress-pool.js";
+
+const { port, signal } = workerData as { port: MessagePort; signal: Int32Array };
+
+await loadZstd();
+
+port.on("message", (task: FrameTask) => {
+  let reply: FrameReply;
+  try {
+    reply = { seq: task.seq, frame: zstdCompress(task.chunk, task.level) };
+  } catch (e) {
+    reply = { seq: task.seq, error: e instanceof CodecError ? e.message : String(e) };
+  }
+  port.postMessage(reply, "frame" in reply ? [reply.frame.buffer as ArrayBuffer] : []);
+  // Wake the caller, which waits on this counter instead of running an event loop.
+  Atomics.add(signal, 0, 1);
+  Atomics.notify(signal, 0);
+});
