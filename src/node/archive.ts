@@ -1,0 +1,226 @@
+/**
+ * `-type=a -unbundle` on files: heterogeneous device archive in, one device archive per target out,
+ * byte-identical to clang-offload-bundler 19 (OffloadBundler::UnbundleArchive and the LLVM 19
+ * archive writer; spec bundler.md §8). The rules live in src/bundler/archive.ts and
+ * src/formats/archive.ts; this module reads and writes.
+ *
+ * Memory stays bounded by the largest member's metadata: member headers and bundle headers are read
+ * through a small window, payloads are never held (symbol tables are computed from positioned reads,
+ * then payloads are copied through the engine window straight into the outputs). Outputs are written
+ * atomically after every archive has been planned, so a failure leaves no output behind (the native
+ * tool leaves the archives of the targets before the failing one).
+ *
+ * Not followed (errors instead): thin archives (LLVM reads their members from beside the archive),
+ * host entries of fat-object members (LLVM runs llvm-objcopy on them), members that are non-ELF
+ * object files.
+ */
+import type { Engine } from "../engine/engine.js";
+import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
+import { createEngine, engine as defaultEngine } from "../engine/select.js";
+import { readExact, sliceSource } from "../engine/source.js";
+import type { ByteSource } from "../engine/source.js";
+import { layoutArchive, readArchive } from "../formats/archive.js";
+import type { ArchiveLayout, ArchiveMember, NewArchiveMember } from "../formats/archive.js";
+import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
+import { listElfBundleEntries, openElf } from "../formats/elf.js";
+import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js";
+import { archiveMemberSymbols } from "../formats/symbols.js";
+import type { MemberSymbols } from "../formats/symbols.js";
+import { checkArchiveMemberConflicts, planArchiveUnbundle } from "../bundler/archive.js";
+import type { ArchiveBundleMember, DeviceArchiveMember } from "../bundler/archive.js";
+import type { BundlerJob } from "../bundler/options.js";
+import type { IndexedEntry } from "../bundler/read.js";
+import { nativeVisitOrder } from "../bundler/read.js";
+import { copyRange } from "./copy.js";
+import { openDecompressed } from "./decompress.js";
+import type { DecompressOptions, DecompressedInput } from "./decompress.js";
+import { withFile } from "./file-source.js";
+import { withOutputs } from "./output.js";
+
+/** Window of the engine that reads member and bundle headers: small, so headers cost small reads. */
+const METADATA_WINDOW = 64 * 1024;
+const NEWLINE = new Uint8Array([0x0a]);
+
+export interface ArchiveUnbundleHooks {
+  /** Receives warnings as LLVM prints them (`warning: '<member>': <message>\n`). */
+  readonly warn?: (text: string) => void;
+  /** The environment (default process.env): LLVM's writer reads SYM64_THRESHOLD from it. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface DeviceArchiveOutput {
+  readonly target: string;
+  readonly path: string;
+  readonly members: readonly string[];
+  readonly size: number;
+}
+
+export interface ArchiveUnbundleResult {
+  readonly inputSize: number;
+  readonly archives: readonly DeviceArchiveOutput[];
+}
+
+/** One input member, opened (and decompressed) for reading. */
+interface OpenMember extends ArchiveBundleMember {
+  readonly source: ByteSource;
+  /** Fat-object host entries (one 0x00 byte), by payload offset: LLVM replaces them with an objcopy result. */
+  readonly objectHostEntries: ReadonlySet<number>;
+}
+
+/** SYM64_THRESHOLD as `getAsInteger(10)` reads it (anything else leaves the 4 GiB default). */
+function sym64Threshold(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const text = env.SYM64_THRESHOLD;
+  return text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : undefined;
+}
+
+function decompressMember(source: ByteSource, options: DecompressOptions): DecompressedInput {
+  try {
+    return openDecompressed(source, options);
+  } catch (e) {
+    // The archive path words the same failure differently.
+    if (isOffloadKitError(e) && e.message.startsWith("Failed to decompress input: ")) {
+      throw new OffloadKitError(e.code, `Failed to decompress code object: ${e.message.slice("Failed to decompress input: ".length)}`, {
+        offset: e.offset, field: e.field, cause: e,
+      });
+    }
+    throw e;
+  }
+}
+
+/**
+ * The bundle entries of one member, as CreateFileHandler(-type=a) finds them: an object file that
+ * LLVM can open has its entries in sections; anything else is read as a binary bundle (no magic, no
+ * entries: the member is skipped).
+ */
+export function memberBundleEntries(source: ByteSource, engine: Engine): { entries: IndexedEntry[]; object: boolean } {
+  const head = readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE));
+  const format = identifyObjectFile(head);
+  if (format === "elf") {
+    let elf;
+    try {
+      elf = openElf(source);
+    } catch {
+      elf = undefined; // createBinary failed: the binary handler takes it.
+    }
+    if (elf !== undefined) return { entries: listElfBundleEntries(elf), object: true };
+  } else if (format !== undefined) {
+    throw new OffloadKitError("UNSUPPORTED_OBJECT", `bundles stored in ${format.toUpperCase()} object-file sections are not supported yet`);
+  }
+  const read = readBinaryBundle(source, { engine });
+  if (read.kind === "none") return { entries: [], object: false };
+  const entries = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id, offset, size }));
+  return { entries: nativeVisitOrder(entries), object: false };
+}
+
+function openMember(file: ByteSource, member: ArchiveMember, engine: Engine, decompress: DecompressOptions, opened: DecompressedInput[]): OpenMember {
+  const input = decompressMember(sliceSource(file, member.dataOffset, member.size), decompress);
+  opened.push(input);
+  const { entries, object } = memberBundleEntries(input.source, engine);
+  const objectHostEntries = new Set<number>();
+  if (object) {
+    for (const entry of entries) {
+      if (entry.size === 1 && readExact(input.source, entry.offset, 1)[0] === 0) objectHostEntries.add(entry.offset);
+    }
+  }
+  return { name: member.name, entries, source: input.source, objectHostEntries };
+}
+
+/** CheckHeterogeneousArchive: every member's bundle IDs (members not decompressed, as in LLVM 19). */
+function checkInputArchive(file: ByteSource, path: string, engine: Engine): void {
+  const archive = readArchive(file, { engine });
+  if (archive.thin) throw thinArchiveError(path);
+  for (const member of archive.members) {
+    const { entries } = memberBundleEntries(sliceSource(file, member.dataOffset, member.size), engine);
+    const message = checkArchiveMemberConflicts(member.name, entries.map((e) => e.id), path);
+    if (message !== undefined) throw new OffloadKitError("CONFLICTING_TARGET_IDS", message);
+  }
+}
+
+function thinArchiveError(path: string): OffloadKitError {
+  return new OffloadKitError("UNSUPPORTED_ARCHIVE", `'${path}': thin archives are not supported for unbundling (their members are separate files)`);
+}
+
+interface StagedArchive {
+  readonly target: number;
+  readonly layout: ArchiveLayout;
+  readonly members: readonly DeviceArchiveMember[];
+}
+
+/** `-type=a -unbundle` for a validated job. */
+export function unbundleArchive(
+  job: BundlerJob,
+  engine: Engine = defaultEngine(),
+  decompress: DecompressOptions = {},
+  hooks: ArchiveUnbundleHooks = {},
+): ArchiveUnbundleResult {
+  const path = job.inputs[0];
+  const threshold = sym64Threshold(hooks.env ?? process.env);
+  return withFile(path, (file) => {
+    const meta = createEngine(engine.kind, METADATA_WINDOW);
+    if (job.checkInputArchive) checkInputArchive(file, path, meta);
+    const archive = readArchive(file, { engine: meta });
+    if (archive.thin) throw thinArchiveError(path);
+    const opened: DecompressedInput[] = [];
+    try {
+      const members = archive.members.map((m) => openMember(file, m, meta, decompress, opened));
+      const symbolCache = new Map<string, MemberSymbols>();
+      const symbolsOf = (device: DeviceArchiveMember): readonly string[] | null => {
+        const key = `${device.member}:${device.entry.offset}:${device.entry.size}`;
+        let symbols = symbolCache.get(key);
+        if (symbols === undefined) {
+          try {
+            symbols = archiveMemberSymbols(sliceSource(members[device.member].source, device.entry.offset, device.entry.size));
+          } catch (e) {
+            // createFileError(MemberName, ...): the output member's name, quoted.
+            if (isOffloadKitError(e)) throw new OffloadKitError(e.code, `'${device.name}': ${e.message}`, { offset: e.offset, field: e.field, cause: e });
+            throw e;
+          }
+          symbolCache.set(key, symbols);
+        }
+        // The writer warns each time it meets the member (once per output archive).
+        if (symbols.kind === "unreadable") hooks.warn?.(`warning: '${device.name}': ${symbols.message}\n`);
+        return symbols.kind === "symbols" ? symbols.names : null;
+      };
+
+      const staged: StagedArchive[] = [];
+      planArchiveUnbundle(members, {
+        targets: job.targets,
+        allowMissingBundles: job.allowMissingBundles,
+        hipOpenmpCompatible: job.hipOpenmpCompatible,
+        inputPath: path,
+      }, (target, list) => {
+        for (const device of list) {
+          if (members[device.member].objectHostEntries.has(device.entry.offset)) {
+            throw new OffloadKitError("UNSUPPORTED_OBJECT", `'${members[device.member].name}': extracting the host object of a fat ` +
+              "object file (llvm-objcopy --remove-section) is not supported yet");
+          }
+        }
+        const newMembers: NewArchiveMember[] = list.map((device) => ({ name: device.name, size: device.entry.size, symbols: symbolsOf(device) }));
+        staged.push({ target, layout: layoutArchive(newMembers, { sym64Threshold: threshold }), members: list });
+      });
+
+      withOutputs((open) => {
+        for (const archiveOut of staged) {
+          const out = open(job.outputs[archiveOut.target]);
+          out.write(archiveOut.layout.head);
+          archiveOut.members.forEach((device, i) => {
+            out.write(archiveOut.layout.headers[i]);
+            copyRange(engine, members[device.member].source, device.entry.offset, device.entry.size, out);
+            if (archiveOut.layout.padding[i]) out.write(NEWLINE);
+          });
+        }
+      });
+      return {
+        inputSize: file.size,
+        archives: staged.map((s) => ({
+          target: job.targets[s.target],
+          path: job.outputs[s.target],
+          members: s.members.map((m) => m.name),
+          size: s.layout.size,
+        })),
+      };
+    } finally {
+      for (const input of opened) input.close();
+    }
+  });
+}
