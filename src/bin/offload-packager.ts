@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// offload-packager arrives with its own issue; until then it says so and exits 2.
-process.stderr.write("offload-packager: not implemented yet\n");
-process.exitCode = 2;
+import { invokedName, processIO } from "../cli/io.js";
+import { runPackager } from "../cli/offload-packager.js";
+
+process.exitCode = await runPackager(invokedName(process.argv[1], "offload-packager"), process.argv.slice(2), processIO());

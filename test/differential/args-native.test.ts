@@ -1,8 +1,7 @@
 // Differential tests of src/cli/args.ts against the native LLVM 19 tools: for argument vectors that end during
 // parsing (errors, help, version), stdout, stderr and the exit code must be identical, with argv[0] set to the
 // same name on both sides. Vectors that parse cleanly are only checked to parse cleanly on both sides; their
-// values are unit-tested in test/cli/args.test.ts. The packager's table lives here, written only to show that
-// the model expresses it (src/cli owns the real one).
+// values are unit-tested in test/cli/args.test.ts. The packager's table is src/cli/offload-packager-options.ts.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseCommandLine, type ParseResult, type ResponseFileReader, type ToolSpec } from "../../src/cli/args.js";
 import { BUNDLER_OPTIONS, bundlerToolSpec } from "../../src/cli/offload-bundler-options.js";
+import { packagerToolSpec } from "../../src/cli/offload-packager-options.js";
 
 const BUNDLER_19 = "clang-offload-bundler-19";
 const BUNDLER_22 = "clang-offload-bundler-22";
@@ -23,34 +23,6 @@ function versionText(tool: string): string | undefined {
 const bundler19Version = versionText(BUNDLER_19);
 const bundler22Version = versionText(BUNDLER_22);
 const packager19Version = versionText(PACKAGER_19);
-
-const PACKAGER_CATEGORY = "clang-offload-packager options";
-
-/** clang-offload-packager 19 (clang/tools/clang-offload-packager/ClangOffloadPackager.cpp). */
-function packagerToolSpec(version: string): ToolSpec {
-  return {
-    overview:
-      "A utility for bundling several object files into a single binary.\n" +
-      "The output binary can then be embedded into the host section table\n" +
-      "to create a fatbinary containing offloading code.\n",
-    version,
-    mapOrder: ["help-list", "o", "help-hidden", "print-all-options", "help", "version", "archive", "image", "help-list-hidden", "print-options"],
-    options: [
-      { name: "h", kind: "flag", description: "Alias for -help", hidden: "really", helpAfterParse: true },
-      { name: "o", kind: "string", valueName: "file", description: "Write output to <file>.", category: PACKAGER_CATEGORY },
-      {
-        name: "image",
-        kind: "string",
-        list: true,
-        valueName: "<key>=<value>,...",
-        description: "List of key and value arguments. Required keywords are 'file' and 'triple'.",
-        category: PACKAGER_CATEGORY,
-      },
-      { name: "input", kind: "string", positional: true, description: "Extract from <file>." },
-      { name: "archive", kind: "flag", description: "Write extracted files to a static archive", category: PACKAGER_CATEGORY },
-    ],
-  };
-}
 
 const STRERROR: Record<string, string> = {
   EISDIR: "Is a directory",

@@ -1,0 +1,76 @@
+/**
+ * `offload-packager`: a drop-in for clang-offload-packager 19. Flags, help, messages and exit codes are the
+ * native tool's (spec offload-binary.md §4); the work is done by src/node/packager.ts.
+ *
+ * Documented differences: inputs of version 2 and 3 (and compressed v3) are read, where 19 refuses them; a
+ * failure leaves no output at all (natively, files extracted before the failure stay); a generated output
+ * name has every '/' of the triple and arch replaced by '_', so extraction never writes outside the current
+ * directory; offload binaries inside LLVM bitcode or COFF objects are refused with an error (natively read).
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import { llvmOffloadErrorText } from "../formats/offload-binary.js";
+import type { Decompressor } from "../formats/offload-binary.js";
+import { utf8ToByteString } from "../formats/bytes.js";
+import { extractImages, packageImages } from "../node/packager.js";
+import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
+import { flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
+import type { CliIO } from "./io.js";
+import { printWarning, responseFileReader, runGuarded } from "./io.js";
+import { packagerToolSpec } from "./offload-packager-options.js";
+
+export const PACKAGER_VERSION_TEXT = `offload-kit offload-packager version ${LLVM_COMPAT_VERSION} (offload-kit ${PACKAGE_VERSION})\n`;
+
+/** Our errors for malformed offload binaries, printed with the text LLVM prints for them. */
+function asLlvmError(e: unknown): unknown {
+  if (e instanceof OffloadKitError) {
+    const text = llvmOffloadErrorText(e.code);
+    if (text !== undefined) return new OffloadKitError(e.code, text, { offset: e.offset, field: e.field, cause: e });
+  }
+  return e;
+}
+
+/** Loads the compression codecs only when a compressed binary turns up (they cost start-up time). */
+async function loadDecompressor(): Promise<Decompressor> {
+  const { codecDecompressor } = await import("../node/packager-codecs.js");
+  return codecDecompressor();
+}
+
+export async function runPackager(argv0: string, args: readonly string[], io: CliIO): Promise<number> {
+  const parsed = parseCommandLine(packagerToolSpec(PACKAGER_VERSION_TEXT), argv0, args, responseFileReader(io.cwd));
+  if (parsed.kind === "exit") {
+    if (parsed.stdout) io.stdout(parsed.stdout);
+    if (parsed.stderr) io.stderr(parsed.stderr);
+    return parsed.code;
+  }
+  if (parsed.stderr) io.stderr(parsed.stderr);
+  const output = stringValue(parsed.values, "o");
+  const input = stringValue(parsed.values, "input");
+  const images = listValue(parsed.values, "image").map(utf8ToByteString);
+  const archive = flagValue(parsed.values, "archive");
+  const warn = (text: string) => printWarning(io, argv0, text);
+  if (input !== "" && output !== "") {
+    return runGuarded(io, argv0, () => {
+      throw new OffloadKitError("PACKAGER_MODES", "Packaging to an output file and extracting from an input file are mutually exclusive.");
+    });
+  }
+  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn }), 0));
+  if (input === "") return 0;
+  // Compressed (v3) binaries are rare, and LLVM 19 cannot read them at all: the codecs are loaded only when
+  // the first attempt meets one (it fails while reading, before anything is written or printed).
+  let decompress: Decompressor | undefined;
+  for (;;) {
+    let retry = false;
+    const code = runGuarded(io, argv0, () => {
+      try {
+        extractImages(input, images, { archive, warn, decompress });
+        return 0;
+      } catch (e) {
+        retry = decompress === undefined && e instanceof OffloadKitError && e.code === "UNSUPPORTED_COMPRESSED";
+        if (retry) return 0;
+        throw asLlvmError(e);
+      }
+    });
+    if (!retry) return code;
+    decompress = await loadDecompressor();
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * clang-offload-packager's two jobs on files, as LLVM 19 does them (ClangOffloadPackager.cpp), streaming
+ * through the engine window and writing outputs atomically:
+ *
+ * - packaging: one version 1 offload binary per file of each `--image`, in command-line order, back to back
+ *   in one output. Headers are laid out from the file sizes first, then each image is copied from its file,
+ *   so no image is ever held whole (the native tool holds all of them, twice).
+ * - extraction: every image of the input (raw binaries, ELF sections, archive members) matching each
+ *   filter goes to `file=`, to a static archive at `file=` (`--archive`), or to a generated name in the
+ *   current directory.
+ *
+ * Errors carry LLVM's texts. Differences, on purpose: outputs of one run are committed together or not at
+ * all (the native tool keeps the files it wrote before an error); a generated name never leaves the current
+ * directory ('/' in a triple or arch becomes '_').
+ */
+import type { Engine } from "../engine/engine.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { engine as defaultEngine } from "../engine/select.js";
+import { readExact } from "../engine/source.js";
+import type { ByteSource } from "../engine/source.js";
+import { ARCHIVE_HEADER_SIZE, layoutArchive } from "../formats/archive.js";
+import type { NewArchiveMember } from "../formats/archive.js";
+import { layoutOffloadBinary } from "../formats/offload-binary.js";
+import type { Decompressor, LlvmMajor, OffloadBinaryLayout } from "../formats/offload-binary.js";
+import { archiveMemberSymbols } from "../formats/symbols.js";
+import { collectOffloadImages, imageSource } from "../packager/collect.js";
+import type { CollectedImage } from "../packager/collect.js";
+import {
+  extractedFileName, imageFiles, imageKindFor, imageOffloadKind, matchesFilter, packagerStringData, parseImageArguments,
+} from "../packager/image-args.js";
+import { copyRange } from "./copy.js";
+import { strerror } from "./errors.js";
+import { FileSource } from "./file-source.js";
+import { withOutputs } from "./output.js";
+import type { OutputFile } from "./output.js";
+
+export interface PackagerOptions {
+  engine?: Engine;
+  /** Numbering of offload kinds (HIP is 3 in 19, 4 in 22). Default 19. */
+  llvm?: LlvmMajor;
+  /** Prints a warning the way the native tool does (`<argv0>: warning: <text>`). */
+  warn?: (text: string) => void;
+  /** Inflates compressed (v3) binaries found while extracting. */
+  decompress?: Decompressor;
+}
+
+/**
+ * An I/O error as LLVM's `errorCodeToError(EC)` prints it: the strerror text alone, without the path
+ * (MemoryBuffer::getFileOrSTDIN for image files, FileOutputBuffer::create for outputs).
+ */
+function bare(e: unknown): unknown {
+  if (e instanceof OffloadKitError && e.cause !== undefined && (e.cause as NodeJS.ErrnoException).code !== undefined) {
+    return new OffloadKitError(e.code, strerror(e.cause), { cause: e.cause });
+  }
+  return e;
+}
+
+interface PlannedImage {
+  readonly source: FileSource;
+  readonly layout: OffloadBinaryLayout;
+}
+
+/**
+ * `clang-offload-packager -o <output> --image=...`: `images` are the --image values as byte strings.
+ * No image writes an empty output, as natively.
+ */
+export function packageImages(images: readonly string[], output: string, options: PackagerOptions = {}): void {
+  const engine = options.engine ?? defaultEngine();
+  const planned: PlannedImage[] = [];
+  try {
+    for (const image of images) {
+      const args = parseImageArguments(image);
+      if (!args.has("triple") || !args.has("file")) {
+        throw new OffloadKitError("PACKAGER_MISSING_KEYS", "'file' and 'triple' are required image arguments");
+      }
+      for (const file of imageFiles(args)) {
+        let source: FileSource;
+        try {
+          source = FileSource.open(file);
+        } catch (e) {
+          throw bare(e);
+        }
+        planned.push({ source, layout: layout(args, file, source, options.llvm ?? 19) });
+      }
+    }
+    try {
+      withOutputs((open) => {
+        const out = open(output);
+        for (const { source, layout } of planned) {
+          out.write(layout.head);
+          copyRange(engine, source, 0, source.size, out);
+          out.writeZeros(layout.tailPadding);
+        }
+      });
+    } catch (e) {
+      throw bare(e);
+    }
+  } finally {
+    for (const { source } of planned) source.close();
+  }
+}
+
+function layout(args: ReturnType<typeof parseImageArguments>, file: string, source: ByteSource, llvm: LlvmMajor): OffloadBinaryLayout {
+  const head = readExact(source, 0, Math.min(4, source.size));
+  return layoutOffloadBinary(
+    { imageKind: imageKindFor(file, head), offloadKind: imageOffloadKind(args, llvm), strings: packagerStringData(args) },
+    source.size,
+  );
+}
+
+export interface ExtractOptions extends PackagerOptions {
+  /** `--archive`: all matches of a filter go into one static archive at its `file=`. */
+  archive?: boolean;
+}
+
+/** What one extraction wrote (or would have written), for reports. */
+export interface ExtractedOutput {
+  readonly path: string;
+  readonly images: readonly CollectedImage[];
+  readonly archive: boolean;
+}
+
+function writeArchiveFile(out: OutputFile, engine: Engine, images: readonly CollectedImage[]): void {
+  const members: NewArchiveMember[] = images.map((image) => {
+    const symbols = archiveMemberSymbols(imageSource(image));
+    return { name: image.identifier, size: image.imageSize, symbols: symbols.kind === "symbols" ? symbols.names : null };
+  });
+  const layout = layoutArchive(members);
+  out.write(layout.head);
+  images.forEach((image, i) => {
+    out.write(layout.headers[i]!.subarray(0, ARCHIVE_HEADER_SIZE));
+    copyRange(engine, image.source, image.imageOffset, image.imageSize, out);
+    if (layout.padding[i]) out.write(Uint8Array.of(0x0a));
+  });
+}
+
+/**
+ * `clang-offload-packager <input> --image=<filter> [--image=...] [--archive]`. `filters` are byte strings;
+ * generated names are relative to the current directory. Returns what was written.
+ */
+export function extractImages(input: string, filters: readonly string[], options: ExtractOptions = {}): ExtractedOutput[] {
+  const engine = options.engine ?? defaultEngine();
+  const llvm = options.llvm ?? 19;
+  const source = FileSource.open(input);
+  try {
+    const { images } = collectOffloadImages(source, input, { engine, decompress: options.decompress });
+    const written: ExtractedOutput[] = [];
+    try {
+      withOutputs((open) => {
+        for (const filter of filters) {
+          const args = parseImageArguments(filter);
+          const matched = images.filter((image) => matchesFilter(args, image, llvm));
+          if (matched.length === 0) continue;
+          const file = args.get("file");
+          if (options.archive) {
+            if (file === undefined) throw new OffloadKitError("PACKAGER_ARCHIVE_NEEDS_FILE", "Image must have a 'file' argument.");
+            writeArchiveFile(open(file), engine, matched);
+            written.push({ path: file, images: matched, archive: true });
+          } else if (file !== undefined) {
+            if (matched.length > 1) options.warn?.(`Multiple inputs match to a single file, '${file}'`);
+            const last = matched[matched.length - 1]!;
+            copyRange(engine, last.source, last.imageOffset, last.imageSize, open(file));
+            written.push({ path: file, images: [last], archive: false });
+          } else {
+            matched.forEach((image, i) => {
+              const path = extractedFileName(input, image, i);
+              copyRange(engine, image.source, image.imageOffset, image.imageSize, open(path));
+              written.push({ path, images: [image], archive: false });
+            });
+          }
+        }
+      });
+    } catch (e) {
+      throw bare(e);
+    }
+    return written;
+  } finally {
+    source.close();
+  }
+}
