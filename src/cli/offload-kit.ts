@@ -8,10 +8,11 @@ import type { CliIO } from "./io.js";
 import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
 import { VERSION_TEXT } from "./kit/common.js";
+import { check } from "./kit/check.js";
 import { ls } from "./kit/ls.js";
 import { unbundle } from "./kit/unbundle.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

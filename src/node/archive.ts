@@ -90,9 +90,10 @@ function decompressMember(source: ByteSource, options: DecompressOptions): Decom
 /**
  * The bundle entries of one member, as CreateFileHandler(-type=a) finds them: an object file that
  * LLVM can open has its entries in sections; anything else is read as a binary bundle (no magic, no
- * entries: the member is skipped).
+ * entries: the member is skipped). `entries` is the order the bundler visits them in, `fileOrder` the
+ * order they are stored in.
  */
-export function memberBundleEntries(source: ByteSource, engine: Engine): { entries: IndexedEntry[]; object: boolean } {
+export function memberBundleEntries(source: ByteSource, engine: Engine): { entries: IndexedEntry[]; fileOrder: IndexedEntry[]; object: boolean } {
   const head = readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE));
   const format = identifyObjectFile(head);
   if (format === "elf") {
@@ -102,14 +103,17 @@ export function memberBundleEntries(source: ByteSource, engine: Engine): { entri
     } catch {
       elf = undefined; // createBinary failed: the binary handler takes it.
     }
-    if (elf !== undefined) return { entries: listElfBundleEntries(elf), object: true };
+    if (elf !== undefined) {
+      const entries = listElfBundleEntries(elf);
+      return { entries, fileOrder: entries, object: true };
+    }
   } else if (format !== undefined) {
     throw new OffloadKitError("UNSUPPORTED_OBJECT", `bundles stored in ${format.toUpperCase()} object-file sections are not supported yet`);
   }
   const read = readBinaryBundle(source, { engine });
-  if (read.kind === "none") return { entries: [], object: false };
-  const entries = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id, offset, size }));
-  return { entries: nativeVisitOrder(entries), object: false };
+  if (read.kind === "none") return { entries: [], fileOrder: [], object: false };
+  const fileOrder = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id, offset, size }));
+  return { entries: nativeVisitOrder(fileOrder), fileOrder, object: false };
 }
 
 function openMember(file: ByteSource, member: ArchiveMember, engine: Engine, decompress: DecompressOptions, opened: DecompressedInput[]): OpenMember {

@@ -1,0 +1,178 @@
+/**
+ * "Will it run on my GPU": whether a GPU in a given configuration can load a bundle entry, under the
+ * rules the offload runtimes apply (seed 000 "Target ID": a feature left out of the code object's target
+ * ID is Any and loads either way; On loads only where the GPU has it on, Off only where it is off; the
+ * processors must be the same, alternative names resolved). Pure: src/node/check.ts finds the entries.
+ *
+ * Beyond the bundler's own matching (which is about requested targets, not devices):
+ * - the GPU's configuration can leave a feature unsaid (`--gpu=gfx90a`); an entry that needs it on or
+ *   off is then "unknown", not loadable, and the report says which setting it needs;
+ * - generic code objects (`gfx9-generic`, ...) load on every processor of their family
+ *   (llvm/docs/AMDGPUUsage.rst "Generic processors"; code object v6 and a runtime that supports it);
+ * - `spirv64-amd-amdhsa--amdgcnspirv` entries are compiled for the device when loaded, so any AMD GPU
+ *   takes them.
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import { Triple } from "../llvm/triple.js";
+import { describeIncompatibility, isNvptxSmName, parseOffloadTarget, parseTargetId, resolveAmdgcnProcessor } from "../target-id/index.js";
+import type { IncompatibilityReason, ParsedTargetId } from "../target-id/index.js";
+
+/** The device the question is about. */
+export interface GpuConfig {
+  /** As given (`gfx90a:xnack-`). */
+  readonly input: string;
+  readonly vendor: "amd" | "nvidia";
+  /** Canonical processor (`gfx90a`, `sm_80`). */
+  readonly processor: string;
+  /** Features the configuration states; a missing one is unknown. */
+  readonly features: ReadonlyMap<string, boolean>;
+  /** Canonical target ID. */
+  readonly canonical: string;
+}
+
+export type Verdict = "loadable" | "not-loadable" | "unknown" | "host";
+
+export type CheckReason =
+  | IncompatibilityReason
+  | { readonly code: "not-a-gpu-entry"; readonly triple: string }
+  | { readonly code: "no-target-id" }
+  /** Loadable notes. */
+  | { readonly code: "exact" }
+  | { readonly code: "any-features"; readonly features: readonly string[] }
+  | { readonly code: "generic"; readonly family: string }
+  | { readonly code: "spirv" }
+  /** Unknown: the entry needs a feature setting the GPU configuration does not state. */
+  | { readonly code: "needs-setting"; readonly feature: string; readonly setting: boolean };
+
+export interface EntryVerdict {
+  readonly verdict: Verdict;
+  readonly reason?: CheckReason;
+  /** What the reason says, in one sentence. */
+  readonly message: string;
+}
+
+/** Generic processors and the processors whose code they run on (AMDGPUUsage "Generic processors"). */
+export const GENERIC_PROCESSOR_FAMILIES: Readonly<Record<string, readonly string[]>> = {
+  "gfx9-generic": ["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"],
+  "gfx9-4-generic": ["gfx940", "gfx941", "gfx942", "gfx950"],
+  "gfx10-1-generic": ["gfx1010", "gfx1011", "gfx1012", "gfx1013"],
+  "gfx10-3-generic": ["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"],
+  "gfx11-generic": ["gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"],
+  "gfx12-generic": ["gfx1200", "gfx1201"],
+};
+
+const AMD_TRIPLE = "amdgcn-amd-amdhsa";
+const NVIDIA_TRIPLE = "nvptx64-nvidia-cuda";
+
+function onOff(setting: boolean): string {
+  return setting ? "on (+)" : "off (-)";
+}
+
+/**
+ * Parses `--gpu`: an AMDGPU target ID (`gfx90a:xnack-`, `gfx942:sramecc+:xnack-`, alternative names
+ * accepted) or an NVIDIA `sm_XX`. Throws OffloadKitError with clang's wording for a malformed ID.
+ */
+export function parseGpu(text: string): GpuConfig {
+  const processor = text.split(":")[0];
+  if (isNvptxSmName(processor)) {
+    const parsed = parseTargetId(NVIDIA_TRIPLE, text, 22);
+    if (!parsed.ok) throw new OffloadKitError("BAD_GPU", `${parsed.error.message} (NVIDIA processors take no features)`);
+    return { input: text, vendor: "nvidia", processor: parsed.value.processor, features: parsed.value.features, canonical: parsed.value.canonical };
+  }
+  // The newest table knows the most processors (22 adds gfx950, gfx1153, ...); 19 knows gfx940/941.
+  let parsed = parseTargetId(AMD_TRIPLE, text, 22);
+  if (!parsed.ok && parsed.error.code === "unknown-processor") parsed = parseTargetId(AMD_TRIPLE, text, 19);
+  if (!parsed.ok) {
+    throw new OffloadKitError("BAD_GPU", `invalid GPU '${text}': ${parsed.error.message}; format is a processor name followed by an ` +
+      "optional colon-delimited list of features followed by an enable/disable sign (e.g., 'gfx908:sramecc+:xnack-')");
+  }
+  return { input: text, vendor: "amd", processor: parsed.value.processor, features: parsed.value.features, canonical: parsed.value.canonical };
+}
+
+function parseEntryTargetId(triple: Triple, targetId: string): ParsedTargetId | { error: IncompatibilityReason } {
+  let parsed = parseTargetId(triple, targetId, 19);
+  if (!parsed.ok && parsed.error.code === "unknown-processor") parsed = parseTargetId(triple, targetId, 22);
+  if (!parsed.ok) return { error: { code: "invalid-target-id", side: "code-object", error: parsed.error } };
+  return parsed.value;
+}
+
+function loadable(reason: CheckReason, message: string): EntryVerdict {
+  return { verdict: "loadable", reason, message };
+}
+
+function notLoadable(reason: CheckReason, message?: string): EntryVerdict {
+  return { verdict: "not-loadable", reason, message: message ?? describeIncompatibility(reason as IncompatibilityReason) };
+}
+
+/**
+ * The entry ID read as generously as the bundlers write it: six '-' fields (22's rule, which keeps
+ * `gfx9-generic` whole), else the 14/19 rule for five-field IDs (`hip-amdgcn-amd-amdhsa-gfx906`),
+ * without 19's quirk of taking the whole ID as the target ID when the last field is empty.
+ */
+function parseEntryId(id: string) {
+  const info = parseOffloadTarget(id, 22);
+  if (info.targetId !== "") return info;
+  const old = parseOffloadTarget(id, 19);
+  return old.targetId === id || old.targetId === "" ? info : old;
+}
+
+/** Whether `gpu` can load the code object stored under bundle entry ID `id`, and why. */
+export function checkEntry(id: string, gpu: GpuConfig, options: { kind?: string } = {}): EntryVerdict {
+  const info = parseEntryId(id);
+  if (info.offloadKind === "host") return { verdict: "host", message: "host code (not device code)" };
+  if (options.kind !== undefined) {
+    const same = info.offloadKind === options.kind ||
+      (info.offloadKind.startsWith("hip") && options.kind.startsWith("hip"));
+    if (!same) return notLoadable({ code: "kind-mismatch", codeObjectKind: info.offloadKind, targetKind: options.kind });
+  }
+  const triple = info.triple;
+  if (gpu.vendor === "amd" && triple.getArchName() === "spirv64" && triple.getVendorName() === "amd") {
+    return loadable({ code: "spirv" }, "AMD SPIR-V: compiled for the GPU when loaded");
+  }
+  const rightFamily = gpu.vendor === "amd" ? triple.isAMDGCN() : triple.isNVPTX();
+  if (!rightFamily) {
+    return notLoadable({ code: "not-a-gpu-entry", triple: triple.str() },
+      `triple '${triple.str()}' is not ${gpu.vendor === "amd" ? "an AMD GPU (amdgcn)" : "an NVIDIA GPU (nvptx)"} triple`);
+  }
+  if (info.targetId === "") return notLoadable({ code: "no-target-id" }, "the entry names no processor");
+  const parsed = parseEntryTargetId(triple, info.targetId);
+  if ("error" in parsed) return notLoadable(parsed.error);
+
+  let generic: string | undefined;
+  if (parsed.processor !== gpu.processor) {
+    if (!(GENERIC_PROCESSOR_FAMILIES[parsed.processor] ?? []).includes(gpu.processor)) {
+      return notLoadable({ code: "processor-mismatch", codeObjectProcessor: parsed.processor, targetProcessor: gpu.processor });
+    }
+    generic = parsed.processor;
+  }
+  const anyFeatures: string[] = [];
+  for (const feature of resolveFeatures(gpu)) if (!parsed.features.has(feature)) anyFeatures.push(feature);
+  for (const [feature, setting] of parsed.features) {
+    const gpuSetting = gpu.features.get(feature);
+    if (gpuSetting === undefined) {
+      return {
+        verdict: "unknown",
+        reason: { code: "needs-setting", feature, setting },
+        message: `needs ${feature} ${onOff(setting)}; --gpu=${gpu.input} does not say how ${feature} is set`,
+      };
+    }
+    if (gpuSetting !== setting) {
+      return notLoadable({ code: "feature-mismatch", feature, codeObjectSetting: setting, targetSetting: gpuSetting },
+        `needs ${feature} ${onOff(setting)}, the GPU has it ${onOff(gpuSetting)}`);
+    }
+  }
+  if (generic !== undefined) return loadable({ code: "generic", family: generic }, `generic code object: ${generic} covers ${gpu.processor} (code object v6 runtimes)`);
+  if (anyFeatures.length > 0) return loadable({ code: "any-features", features: anyFeatures }, `built for any ${anyFeatures.join(" and any ")}`);
+  return loadable({ code: "exact" }, "built for exactly this configuration");
+}
+
+/** The target-ID features the GPU's processor has (xnack, sramecc), whether or not `--gpu` sets them. */
+function resolveFeatures(gpu: GpuConfig): string[] {
+  if (gpu.vendor !== "amd") return [];
+  const resolved = resolveAmdgcnProcessor(gpu.processor, 22) ?? resolveAmdgcnProcessor(gpu.processor, 19);
+  if (resolved === undefined) return [];
+  const names: string[] = [];
+  if (resolved.features.sramecc) names.push("sramecc");
+  if (resolved.features.xnack) names.push("xnack");
+  return names;
+}

@@ -1,0 +1,131 @@
+// offload-kit check: verdicts per entry (the runtime's processor and On/Off/Any feature rules, generic
+// and SPIR-V code objects, unstated GPU settings), per input (bundle, archive, fat object, directory),
+// the exit status and the JSON shape.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runOffloadKit } from "../../src/cli/offload-kit.js";
+import { writeArchive } from "../../src/formats/archive.js";
+import { writeBinaryBundle } from "../../src/formats/bundle.js";
+import { latin1Encode } from "../../src/formats/bytes.js";
+import { checkEntry, parseGpu } from "../../src/inspect/check.js";
+import { runInDir } from "./harness.js";
+
+const HOST = "host-x86_64-unknown-linux-gnu-";
+const G = (id: string) => `hip-amdgcn-amd-amdhsa--${id}`;
+
+const dir = mkdtempSync(join(tmpdir(), "offload-kit-check-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function bundle(ids: string[]): Uint8Array {
+  return writeBinaryBundle(ids.map((id) => ({ id, data: latin1Encode(`code for ${id}`) })));
+}
+
+writeFileSync(join(dir, "mixed.hipfb"), bundle([HOST, G("gfx90a"), G("gfx90a:xnack+"), G("gfx906"), "openmp-x86_64-unknown-linux-gnu"]));
+writeFileSync(join(dir, "old.hipfb"), bundle([HOST, G("gfx906"), G("gfx908")]));
+writeFileSync(join(dir, "lib.a"), writeArchive([
+  { name: "a.o", data: bundle([HOST, G("gfx90a:xnack-")]), symbols: null },
+  { name: "b.o", data: bundle([HOST, G("gfx90a:sramecc+")]), symbols: null },
+]));
+mkdirSync(join(dir, "tree/sub"), { recursive: true });
+writeFileSync(join(dir, "tree/readme.txt"), "not offload code");
+writeFileSync(join(dir, "tree/sub/k.hipfb"), bundle([HOST, G("gfx90a:xnack-")]));
+writeFileSync(join(dir, "plain.txt"), "nothing here");
+
+async function kit(args: string[]) {
+  return runInDir(dir, (io) => runOffloadKit("offload-kit", ["check", ...args], io));
+}
+
+describe("check verdicts", () => {
+  const gpu = parseGpu("gfx90a:xnack-");
+
+  it.each([
+    [G("gfx90a"), "loadable", "any-features"],
+    [G("gfx90a:xnack-"), "loadable", "any-features"],
+    [G("gfx90a:sramecc+:xnack-"), "unknown", "needs-setting"],
+    [G("gfx90a:xnack+"), "not-loadable", "feature-mismatch"],
+    [G("gfx906"), "not-loadable", "processor-mismatch"],
+    ["hipv4-amdgcn-amd-amdhsa--gfx90a", "loadable", "any-features"],
+    ["openmp-x86_64-unknown-linux-gnu", "not-loadable", "not-a-gpu-entry"],
+    ["hip-amdgcn-amd-amdhsa--", "not-loadable", "no-target-id"],
+    [HOST, "host", undefined],
+    ["hip-spirv64-amd-amdhsa--amdgcnspirv", "loadable", "spirv"],
+  ])("%s on gfx90a:xnack-: %s", (id, verdict, reason) => {
+    const result = checkEntry(id, gpu);
+    expect(result.verdict).toBe(verdict);
+    expect(result.reason?.code).toBe(reason);
+  });
+
+  it("generic code objects load on their family", () => {
+    expect(checkEntry(G("gfx9-generic"), parseGpu("gfx906")).reason?.code).toBe("generic");
+    expect(checkEntry(G("gfx9-generic"), parseGpu("gfx1030")).verdict).toBe("not-loadable");
+    expect(checkEntry(G("gfx11-generic"), parseGpu("gfx1151")).verdict).toBe("loadable");
+  });
+
+  it("resolves alternative processor names and checks NVIDIA arches", () => {
+    expect(parseGpu("fiji").processor).toBe("gfx803");
+    expect(checkEntry(G("gfx803"), parseGpu("polaris10")).verdict).toBe("loadable");
+    expect(checkEntry("openmp-nvptx64-nvidia-cuda--sm_80", parseGpu("sm_80")).verdict).toBe("loadable");
+    expect(checkEntry("openmp-nvptx64-nvidia-cuda--sm_70", parseGpu("sm_80")).reason?.code).toBe("processor-mismatch");
+    expect(checkEntry(G("gfx90a"), parseGpu("sm_80")).reason?.code).toBe("not-a-gpu-entry");
+  });
+
+  it("filters by offload kind", () => {
+    expect(checkEntry(G("gfx90a"), gpu, { kind: "openmp" }).reason?.code).toBe("kind-mismatch");
+    expect(checkEntry("hipv4-amdgcn-amd-amdhsa--gfx90a", gpu, { kind: "hip" }).verdict).toBe("loadable");
+  });
+
+  it("rejects malformed GPU descriptions with the target-ID wording", () => {
+    expect(() => parseGpu("gfx90a:xnack")).toThrow(/invalid GPU 'gfx90a:xnack'/);
+    expect(() => parseGpu("gfx1030:xnack+")).toThrow(/not supported/);
+    expect(() => parseGpu("gfx9999")).toThrow(/unknown processor/);
+  });
+});
+
+describe("offload-kit check", () => {
+  it("passes when every input has a loadable entry", async () => {
+    const r = await kit(["--gpu=gfx90a:xnack-", "mixed.hipfb", "lib.a"]);
+    expect(r.code).toBe(0);
+    const text = r.stdout.toString();
+    expect(text).toContain("mixed.hipfb: bundle, 4 device entries, 1 loadable on gfx90a:xnack-");
+    expect(text).toContain("lib.a: archive, 2 device entries, 1 loadable on gfx90a:xnack-");
+    expect(text).toMatch(/b\.o\s+hip-amdgcn-amd-amdhsa--gfx90a:sramecc\+\s+\?\s+needs sramecc on \(\+\)/);
+    expect(text).toMatch(/needs xnack on \(\+\), the GPU has it off \(-\)/);
+    expect(text).toContain("OK: every input has device code gfx90a:xnack- can load");
+  });
+
+  it("fails when one input has nothing loadable, and says which", async () => {
+    const r = await kit(["--gpu=gfx90a:xnack-", "mixed.hipfb", "old.hipfb", "plain.txt"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout.toString()).toContain("old.hipfb: bundle, 2 device entries, 0 loadable");
+    expect(r.stdout.toString()).toContain("plain.txt: no offload bundles");
+    expect(r.stdout.toString()).toContain("FAIL: 2 of 3 inputs have no device code gfx90a:xnack- can load");
+  });
+
+  it("checks the offload files of a directory and skips the rest", async () => {
+    const r = await kit(["--gpu=gfx90a:xnack-", "tree"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.toString()).toContain("(1 other file skipped)");
+    const empty = await kit(["--gpu=gfx90a:xnack-", "tree/sub", join(dir, "tree/readme.txt")]);
+    expect(empty.code).toBe(1);
+  });
+
+  it("prints JSON for pipelines", async () => {
+    const r = await kit(["--gpu=gfx90a:xnack-", "--json", "lib.a"]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout.toString());
+    expect(report.gpu).toEqual({ input: "gfx90a:xnack-", vendor: "amd", processor: "gfx90a", features: { xnack: false }, canonical: "gfx90a:xnack-" });
+    expect(report.ok).toBe(true);
+    expect(report.inputs[0].entries.map((e: { member: string; verdict: string }) => `${e.member} ${e.verdict}`))
+      .toEqual(["a.o host", "a.o loadable", "b.o host", "b.o unknown"]);
+  });
+
+  it("usage errors and unreadable inputs", async () => {
+    expect((await kit(["lib.a"])).stderr).toContain("--gpu=<target id> is required");
+    expect((await kit(["--gpu=gfx90a:xnack", "lib.a"])).code).toBe(1);
+    const missing = await kit(["--gpu=gfx90a", "nope.a"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout.toString()).toContain("nope.a: error: 'nope.a': No such file or directory");
+  });
+});
