@@ -115,11 +115,12 @@ function cStringLength(at: u64, limit: u64): i64 {
 
 /**
  * Walks binaries from state (pos, entry, str) with the window holding blob bytes [winPos, winPos + winLen).
+ * Versions above `maxVersion` are refused (1: LLVM 19 and 22.1.8; 3: current upstream).
  * Returns DONE at the end of the blob, MORE (records full: R_AUX1 = -1; or bytes missing: R_AUX1/R_AUX2),
  * or a negative status with R_ERROR_POS at the failing field and the state at the failing step.
  */
 export function walkOffloadBinaries(
-  winPos: f64, winLen: u32, bufSize: f64, pos: f64, entry: f64, str: f64, maxRecords: u32,
+  winPos: f64, winLen: u32, bufSize: f64, pos: f64, entry: f64, str: f64, maxRecords: u32, maxVersion: u32,
 ): i32 {
   const size = <u64>bufSize;
   wStart = <u64>winPos;
@@ -141,7 +142,7 @@ export function walkOffloadBinaries(
     if (<u32>u32At(p) != MAGIC) return finish(Status.OFFLOAD_BAD_MAGIC, written, p, e, s, p);
     if (rem < 8) return finish(Status.OFFLOAD_HEADER_TRUNCATED, written, p, e, s, p);
     const version = u32At(p + 4);
-    if (version == 0 || version > 3) return finish(Status.OFFLOAD_BAD_VERSION, written, p, e, s, p + 4);
+    if (version == 0 || version > <u64>maxVersion) return finish(Status.OFFLOAD_BAD_VERSION, written, p, e, s, p + 4);
     if (rem < (version == 1 ? V1_MINIMUM : V2_MINIMUM)) return finish(Status.OFFLOAD_HEADER_TRUNCATED, written, p, e, s, p);
     const binSize = u64At(p + 8);
     if (binSize > rem || binSize < ENTRY_SIZE) return finish(Status.OFFLOAD_SIZE_OUT_OF_BOUNDS, written, p, e, s, p + 8);

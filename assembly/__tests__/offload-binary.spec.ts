@@ -36,7 +36,7 @@ describe("offload binary walk", () => {
   test("emits the binary, its entry and both strings", () => {
     const base = reserveWindow(4096);
     const size = writeExample(base);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.DONE);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.DONE);
     expect(getResult(R_COUNT)).toBe(4);
     expect(rec(0, 0)).toBe(1);
     expect(rec(0, 3)).toBe(0x98);
@@ -56,14 +56,14 @@ describe("offload binary walk", () => {
   test("resumes after a full record area, and asks for a window where the bytes are", () => {
     const base = reserveWindow(4096);
     const size = writeExample(base);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 2)).toBe(Status.MORE);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 2, 3)).toBe(Status.MORE);
     expect(getResult(R_NEXT_INDEX)).toBe(0);
     expect(getResult(R_AUX0)).toBe(0);
     expect(getResult(R_AUX1)).toBe(-1);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, 0, 0, 100)).toBe(Status.DONE);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, 0, 0, 100, 3)).toBe(Status.DONE);
     expect(getResult(R_COUNT)).toBe(2);
     // A window starting past the header cannot serve the step: MORE, from the binary's start.
-    expect(walkOffloadBinaries(64, size - 64, <f64>size, 0, -1, -1, 100)).toBe(Status.MORE);
+    expect(walkOffloadBinaries(64, size - 64, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.MORE);
     expect(getResult(R_AUX1)).toBe(0);
   });
 
@@ -71,22 +71,23 @@ describe("offload binary walk", () => {
     const base = reserveWindow(4096);
     const size = writeExample(base);
     store<u32>(base + 4, 2);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_ENTRIES_OUT_OF_BOUNDS);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_ENTRIES_OUT_OF_BOUNDS);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 1)).toBe(Status.OFFLOAD_BAD_VERSION);
     store<u32>(base + 4, 9);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_BAD_VERSION);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_BAD_VERSION);
     expect(getResult(R_ERROR_POS)).toBe(4);
     store<u32>(base + 4, 1);
     store<u64>(base + 64, 9);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_IMAGE_OUT_OF_BOUNDS);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_IMAGE_OUT_OF_BOUNDS);
     expect(getResult(R_ERROR_POS)).toBe(64);
     store<u64>(base + 64, 4);
     store<u64>(base + 0x50, 0x99);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_VALUE_OUT_OF_BOUNDS);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_VALUE_OUT_OF_BOUNDS);
     store<u64>(base + 0x50, 0xffffffffffffffff);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_VALUE_OUT_OF_BOUNDS);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_VALUE_OUT_OF_BOUNDS);
     store<u64>(base + 8, 0x99);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_SIZE_OUT_OF_BOUNDS);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_SIZE_OUT_OF_BOUNDS);
     store<u8>(base, 0x11);
-    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100)).toBe(Status.OFFLOAD_BAD_MAGIC);
+    expect(walkOffloadBinaries(0, size, <f64>size, 0, -1, -1, 100, 3)).toBe(Status.OFFLOAD_BAD_MAGIC);
   });
 });

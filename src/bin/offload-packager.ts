@@ -2,4 +2,4 @@
 import { invokedName, processIO } from "../cli/io.js";
 import { runPackager } from "../cli/offload-packager.js";
 
-process.exitCode = await runPackager(invokedName(process.argv[1], "offload-packager"), process.argv.slice(2), processIO());
+process.exitCode = runPackager(invokedName(process.argv[1], "offload-packager"), process.argv.slice(2), processIO());

@@ -9,10 +9,11 @@ import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
 import { VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
+import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
 import { unbundle } from "./kit/unbundle.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

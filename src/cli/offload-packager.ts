@@ -2,14 +2,13 @@
  * `offload-packager`: a drop-in for clang-offload-packager 19. Flags, help, messages and exit codes are the
  * native tool's (spec offload-binary.md §4); the work is done by src/node/packager.ts.
  *
- * Documented differences: inputs of version 2 and 3 (and compressed v3) are read, where 19 refuses them; a
- * failure leaves no output at all (natively, files extracted before the failure stay); a generated output
+ * Like 19, it reads version 1 binaries only (`offload-kit extract` reads versions 2 and 3 too). Documented
+ * differences: a failure leaves no output at all (natively, files extracted before the failure stay); a generated output
  * name has every '/' of the triple and arch replaced by '_', so extraction never writes outside the current
  * directory; offload binaries inside LLVM bitcode or COFF objects are refused with an error (natively read).
  */
 import { OffloadKitError } from "../engine/errors.js";
 import { llvmOffloadErrorText } from "../formats/offload-binary.js";
-import type { Decompressor } from "../formats/offload-binary.js";
 import { utf8ToByteString } from "../formats/bytes.js";
 import { extractImages, packageImages } from "../node/packager.js";
 import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
@@ -29,13 +28,7 @@ function asLlvmError(e: unknown): unknown {
   return e;
 }
 
-/** Loads the compression codecs only when a compressed binary turns up (they cost start-up time). */
-async function loadDecompressor(): Promise<Decompressor> {
-  const { codecDecompressor } = await import("../node/packager-codecs.js");
-  return codecDecompressor();
-}
-
-export async function runPackager(argv0: string, args: readonly string[], io: CliIO): Promise<number> {
+export function runPackager(argv0: string, args: readonly string[], io: CliIO): number {
   const parsed = parseCommandLine(packagerToolSpec(PACKAGER_VERSION_TEXT), argv0, args, responseFileReader(io.cwd));
   if (parsed.kind === "exit") {
     if (parsed.stdout) io.stdout(parsed.stdout);
@@ -55,22 +48,12 @@ export async function runPackager(argv0: string, args: readonly string[], io: Cl
   }
   if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn }), 0));
   if (input === "") return 0;
-  // Compressed (v3) binaries are rare, and LLVM 19 cannot read them at all: the codecs are loaded only when
-  // the first attempt meets one (it fails while reading, before anything is written or printed).
-  let decompress: Decompressor | undefined;
-  for (;;) {
-    let retry = false;
-    const code = runGuarded(io, argv0, () => {
-      try {
-        extractImages(input, images, { archive, warn, decompress });
-        return 0;
-      } catch (e) {
-        retry = decompress === undefined && e instanceof OffloadKitError && e.code === "UNSUPPORTED_COMPRESSED";
-        if (retry) return 0;
-        throw asLlvmError(e);
-      }
-    });
-    if (!retry) return code;
-    decompress = await loadDecompressor();
-  }
+  return runGuarded(io, argv0, () => {
+    try {
+      extractImages(input, images, { archive, warn, maxVersion: 1 });
+    } catch (e) {
+      throw asLlvmError(e);
+    }
+    return 0;
+  });
 }

@@ -37,7 +37,7 @@ export interface Engine {
   /** Offload binary walk (0x10FF10AD), resumable; see assembly/offload-binary.ts. */
   walkOffloadBinaries(
     windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
+    position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
   ): number;
   /** Archive magic and kind; see assembly/ar.ts. */
   archiveHead(windowLength: number, bufferSize: number): number;

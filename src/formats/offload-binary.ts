@@ -166,6 +166,10 @@ export interface OffloadBinaryHeader {
 export interface OffloadBinaries {
   readonly binaries: readonly OffloadBinaryHeader[];
   readonly images: readonly OffloadImage[];
+  /** With `stopAtError`: the binary that could not be read (its start), and why. */
+  readonly stopped?: { readonly offset: number; readonly code: string; readonly message: string };
+  /** End of the last binary read. */
+  readonly end: number;
 }
 
 export type Decompressor = (format: "zlib" | "zstd", data: Uint8Array, inflatedSize: number) => Uint8Array;
@@ -183,6 +187,13 @@ export interface ReadOffloadOptions {
    * strings) is spread wider than it: default 16 MiB. Beyond that the binary is refused as unsupported.
    */
   maxWindow?: number;
+  /**
+   * Stop at the first binary that cannot be read instead of failing: the binaries before it are returned,
+   * and `stopped` says why and where (for scanning files where binaries are followed by other data).
+   */
+  stopAtError?: boolean;
+  /** The newest version accepted: 3 (current upstream, the default) or 1 (what LLVM 19 and 22.1.8 read). */
+  maxVersion?: 1 | 2 | 3;
 }
 
 /** Default limit for growing the window over spread-out metadata. */
@@ -274,9 +285,11 @@ interface Walked {
   binaries: OffloadBinaryHeader[];
   /** Per binary, its images; null for a compressed binary (inflated afterwards). */
   images: (PendingImage[] | null)[];
+  /** The error that ended the walk (the failing binary's records are dropped). */
+  error?: { binaryOffset: number; error: OffloadKitError };
 }
 
-function walk(source: ByteSource, engine: Engine, w: Window, maxWindow: number): Walked {
+function walk(source: ByteSource, engine: Engine, w: Window, maxWindow: number, stopAtError: boolean, maxVersion: number): Walked {
   const size = source.size;
   const base = RESULT >>> 3;
   const binaries: OffloadBinaryHeader[] = [];
@@ -287,7 +300,7 @@ function walk(source: ByteSource, engine: Engine, w: Window, maxWindow: number):
   let string = -1;
   if (size > 0 && !w.holds(0, Math.min(size, OFFLOAD_HEADER_SIZE_V3))) w.load(0);
   while (position < size) {
-    const status = engine.walkOffloadBinaries(w.position, w.length, size, position, entry, string, OFFLOAD_MAX_RECORDS);
+    const status = engine.walkOffloadBinaries(w.position, w.length, size, position, entry, string, OFFLOAD_MAX_RECORDS, maxVersion);
     const f64 = engine.views().f64;
     const written = f64[base + R_COUNT]!;
     for (let k = 0; k < written; k++) {
@@ -340,7 +353,14 @@ function walk(source: ByteSource, engine: Engine, w: Window, maxWindow: number):
       w.load(needLo);
       continue;
     }
-    throw new OffloadKitError(code, describe(code, position, errorPos, w), { offset: errorPos, field: FIELD_NAMES[code] });
+    const error = new OffloadKitError(code, describe(code, position, errorPos, w), { offset: errorPos, field: FIELD_NAMES[code] });
+    if (!stopAtError) throw error;
+    const keep = binaries.findIndex((binary) => binary.offset >= position);
+    if (keep >= 0) {
+      binaries.length = keep;
+      images.length = keep;
+    }
+    return { binaries, images, error: { binaryOffset: position, error } };
   }
   return { binaries, images };
 }
@@ -391,7 +411,9 @@ export function readOffloadBinaries(input: ByteSource | Uint8Array, options: Rea
   const engine = options.window?.engine ?? options.engine ?? defaultEngine();
   const w = options.window ?? new Window(engine, source);
   const maxWindow = options.maxWindow ?? OFFLOAD_MAX_METADATA_WINDOW;
-  const walked = walk(source, engine, w, maxWindow);
+  const stopAtError = options.stopAtError ?? false;
+  const maxVersion = options.maxVersion ?? 3;
+  const walked = walk(source, engine, w, maxWindow, stopAtError, maxVersion);
   const images: OffloadImage[] = [];
   let index = options.firstIndex ?? 0;
   const finish = (pending: PendingImage, from: ByteSource, compressed: boolean, binary: OffloadBinaryHeader): void => {
@@ -416,18 +438,28 @@ export function readOffloadBinaries(input: ByteSource | Uint8Array, options: Rea
       compressed,
     });
   };
-  walked.binaries.forEach((binary, b) => {
+  let stopped = walked.error === undefined ? undefined : { offset: walked.error.binaryOffset, code: walked.error.error.code, message: walked.error.error.message };
+  const binaries: OffloadBinaryHeader[] = [];
+  for (const [b, binary] of walked.binaries.entries()) {
     const pending = walked.images[b];
     if (pending !== null && pending !== undefined) {
       for (const image of pending) finish(image, source, false, binary);
-      return;
+      binaries.push(binary);
+      continue;
     }
-    const inflated = inflateBinary(source, binary, options.decompress);
-    const inner = bytesSource(inflated);
-    const innerWalk = walk(inner, engine, new Window(engine, inner), maxWindow);
-    for (const image of innerWalk.images.flatMap((list) => list ?? [])) finish(image, inner, true, binary);
-  });
-  return { binaries: walked.binaries, images };
+    try {
+      const inner = bytesSource(inflateBinary(source, binary, options.decompress));
+      const innerWalk = walk(inner, engine, new Window(engine, inner), maxWindow, false, maxVersion);
+      for (const image of innerWalk.images.flatMap((list) => list ?? [])) finish(image, inner, true, binary);
+      binaries.push(binary);
+    } catch (e) {
+      if (!stopAtError || !(e instanceof OffloadKitError)) throw e;
+      stopped = { offset: binary.offset, code: e.code, message: e.message };
+      break;
+    }
+  }
+  const last = binaries[binaries.length - 1];
+  return { binaries, images, stopped, end: last === undefined ? 0 : last.offset + last.size };
 }
 
 /** readOffloadBinaries over bytes in memory. */

@@ -3,6 +3,10 @@
  * binary bundles embedded anywhere (a host executable's .hip_fatbin section, a library). Embedded
  * bundles are found by the engine's magic scan; each is parsed with the bundle's own header as the
  * authority on its size, and scanning resumes after it, so payload bytes are not re-scanned.
+ *
+ * Offload binaries (0x10FF10AD, clang-offload-packager's format) are found the same way, anywhere in the
+ * file: at each magic, the binaries that follow one another from there are read until one cannot be (a
+ * section's end, say); images are numbered across the file. See scanOffloadBinaries.
  */
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
@@ -16,6 +20,8 @@ import type { BundleProblem } from "../formats/bundle.js";
 import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
 import { CCOB_MIN_SIZE, compressionMethodName, formatHash, isCompressedBundle, walkCcobs } from "../formats/ccob.js";
 import type { CcobMember } from "../formats/ccob.js";
+import { OFFLOAD_BINARY_MAGIC_BYTES, readOffloadBinaries } from "../formats/offload-binary.js";
+import type { Decompressor } from "../formats/offload-binary.js";
 
 export interface FoundEntry {
   readonly id: string;
@@ -67,6 +73,37 @@ export type OpenCompressed = (
 export interface ScanOptions {
   /** Without it, compressed bundles are reported as problems ("compressed; no decompressor given"). */
   readonly openCompressed?: OpenCompressed;
+  /** Inflates compressed (v3) offload binaries; without it they are reported as problems. */
+  readonly decompressOffload?: Decompressor;
+}
+
+/** One image of an offload binary found in a file. */
+export interface FoundOffloadImage {
+  /** Running index over the file's images (what llvm-objdump --offloading prints as [N]). */
+  readonly index: number;
+  /** Where its binary starts in the file. */
+  readonly binaryOffset: number;
+  readonly version: number;
+  readonly imageKind: number;
+  readonly offloadKind: number;
+  readonly flags: number;
+  readonly triple: string;
+  readonly arch: string;
+  /** Every key/value pair (byte strings), in stored order, a repeated key once with its last value. */
+  readonly strings: readonly (readonly [string, string])[];
+  /** Position of the image in the file; in the inflated bytes when `compressed`. */
+  readonly offset: number;
+  readonly size: number;
+  readonly compressed: boolean;
+}
+
+/** Offload binaries that follow one another from one magic. */
+export interface FoundOffloadBinaries {
+  readonly offset: number;
+  /** Bytes from the first binary's start to the last one's end. */
+  readonly size: number;
+  readonly binaries: number;
+  readonly images: readonly FoundOffloadImage[];
 }
 
 export interface ScanProblem {
@@ -79,6 +116,8 @@ export interface ScanProblem {
 export interface ScanReport {
   readonly size: number;
   readonly bundles: readonly FoundBundle[];
+  /** Offload binaries found in the file (absent where the file is a text or compressed bundle). */
+  readonly offloadBinaries?: readonly FoundOffloadBinaries[];
   /** Magic occurrences that did not lead to a readable bundle. */
   readonly problems: readonly ScanProblem[];
 }
@@ -195,5 +234,52 @@ export function scanBundles(input: ByteSource | Uint8Array, engine: Engine = def
       from = base + 1;
     }
   }
-  return { size: source.size, bundles, problems };
+  const offload = scanOffloadBinaries(source, engine, options);
+  return { size: source.size, bundles, offloadBinaries: offload.found, problems: [...problems, ...offload.problems] };
+}
+
+/**
+ * Every run of offload binaries in `input`: at each magic, the binaries back to back from there, until the
+ * end or one that cannot be read. A magic where not even one binary can be read is a problem; the end of a
+ * run is not (a `.llvm.offloading` section is followed by other data). Scanning resumes after each run.
+ */
+export function scanOffloadBinaries(
+  input: ByteSource | Uint8Array, engine: Engine = defaultEngine(), options: ScanOptions = {},
+): { found: FoundOffloadBinaries[]; problems: ScanProblem[] } {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  const found: FoundOffloadBinaries[] = [];
+  const problems: ScanProblem[] = [];
+  const w = new Window(engine, source);
+  let from = 0;
+  let index = 0;
+  for (;;) {
+    const base = findFirst(w, OFFLOAD_BINARY_MAGIC_BYTES, from);
+    if (base < 0) break;
+    const read = readOffloadBinaries(sliceSource(source, base, source.size - base), {
+      engine, decompress: options.decompressOffload, stopAtError: true,
+    });
+    if (read.binaries.length === 0) {
+      const stopped = read.stopped!;
+      problems.push({ offset: base, code: stopped.code, message: `offload binary: ${stopped.message}` });
+      from = base + 1;
+      continue;
+    }
+    const images = read.images.map((image) => ({
+      index: index++,
+      binaryOffset: base + image.binaryOffset,
+      version: image.version,
+      imageKind: image.imageKind,
+      offloadKind: image.offloadKind,
+      flags: image.flags,
+      triple: image.triple,
+      arch: image.arch,
+      strings: [...image.strings],
+      offset: image.compressed ? image.imageOffset : base + image.imageOffset,
+      size: image.imageSize,
+      compressed: image.compressed,
+    }));
+    found.push({ offset: base, size: read.end, binaries: read.binaries.length, images });
+    from = base + read.end;
+  }
+  return { found, problems };
 }

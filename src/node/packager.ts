@@ -13,6 +13,7 @@
  * all (the native tool keeps the files it wrote before an error); a generated name never leaves the current
  * directory ('/' in a triple or arch becomes '_').
  */
+import { join } from "node:path";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { engine as defaultEngine } from "../engine/select.js";
@@ -42,6 +43,8 @@ export interface PackagerOptions {
   warn?: (text: string) => void;
   /** Inflates compressed (v3) binaries found while extracting. */
   decompress?: Decompressor;
+  /** Newest offload binary version extraction reads: 1 as LLVM 19, 3 (current upstream) by default. */
+  maxVersion?: 1 | 2 | 3;
 }
 
 /**
@@ -111,6 +114,10 @@ function layout(args: ReturnType<typeof parseImageArguments>, file: string, sour
 export interface ExtractOptions extends PackagerOptions {
   /** `--archive`: all matches of a filter go into one static archive at its `file=`. */
   archive?: boolean;
+  /** Where generated names go (default: the current directory). `file=` paths are used as given. */
+  outDir?: string;
+  /** With no filters: extract every image, as if one filter matched them all (offload-kit extract). */
+  everything?: boolean;
 }
 
 /** What one extraction wrote (or would have written), for reports. */
@@ -123,7 +130,7 @@ export interface ExtractedOutput {
 function writeArchiveFile(out: OutputFile, engine: Engine, images: readonly CollectedImage[]): void {
   const members: NewArchiveMember[] = images.map((image) => {
     const symbols = archiveMemberSymbols(imageSource(image));
-    return { name: image.identifier, size: image.imageSize, symbols: symbols.kind === "symbols" ? symbols.names : null };
+    return { name: image.identifier, size: image.imageSize, symbols: symbols.kind === "symbols" ? symbols.symbols : null };
   });
   const layout = layoutArchive(members);
   out.write(layout.head);
@@ -143,13 +150,14 @@ export function extractImages(input: string, filters: readonly string[], options
   const llvm = options.llvm ?? 19;
   const source = FileSource.open(input);
   try {
-    const { images } = collectOffloadImages(source, input, { engine, decompress: options.decompress });
+    const { images } = collectOffloadImages(source, input, { engine, decompress: options.decompress, maxVersion: options.maxVersion });
     const written: ExtractedOutput[] = [];
     try {
       withOutputs((open) => {
-        for (const filter of filters) {
+        const all = filters.length === 0 && options.everything === true;
+        for (const filter of all ? [""] : filters) {
           const args = parseImageArguments(filter);
-          const matched = images.filter((image) => matchesFilter(args, image, llvm));
+          const matched = all ? [...images] : images.filter((image) => matchesFilter(args, image, llvm));
           if (matched.length === 0) continue;
           const file = args.get("file");
           if (options.archive) {
@@ -163,7 +171,8 @@ export function extractImages(input: string, filters: readonly string[], options
             written.push({ path: file, images: [last], archive: false });
           } else {
             matched.forEach((image, i) => {
-              const path = extractedFileName(input, image, i);
+              const name = extractedFileName(input, image, i);
+              const path = options.outDir === undefined ? name : join(options.outDir, name);
               copyRange(engine, image.source, image.imageOffset, image.imageSize, open(path));
               written.push({ path, images: [image], archive: false });
             });

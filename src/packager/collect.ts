@@ -45,6 +45,8 @@ export interface CollectedInput {
 export interface CollectOptions {
   engine?: Engine;
   decompress?: Decompressor;
+  /** Newest offload binary version read: 1 as LLVM 19 (clang-offload-packager, llvm-objdump), 3 by default. */
+  maxVersion?: 1 | 2 | 3;
 }
 
 const COFF_MACHINES = new Set([0x014c, 0x8664, 0x01c0, 0x01c4, 0xaa64, 0xa641, 0xa64e, 0x0200, 0x01f0, 0x01f1, 0x0166, 0x0169]);
@@ -72,7 +74,9 @@ function collectInto(
   const head = readExact(source, 0, Math.min(source.size, 64));
   const kind = identifyInput(head, source.size);
   const push = (blob: ByteSource) => {
-    const read = readOffloadBinaries(blob, { engine: options.engine, decompress: options.decompress, firstIndex: out.length });
+    const read = readOffloadBinaries(blob, {
+      engine: options.engine, decompress: options.decompress, maxVersion: options.maxVersion, firstIndex: out.length,
+    });
     for (const image of read.images) out.push({ ...image, identifier });
   };
   switch (kind) {

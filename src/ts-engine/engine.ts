@@ -47,9 +47,9 @@ export class TsEngine implements Engine {
 
   walkOffloadBinaries(
     windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
+    position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
   ): number {
-    return walkOffloadBinaries(this.mem, windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
+    return walkOffloadBinaries(this.mem, windowPosition, windowLength, bufferSize, position, entry, string, maxRecords, maxVersion);
   }
 
   archiveHead(windowLength: number, bufferSize: number): number {

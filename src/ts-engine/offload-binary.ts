@@ -78,7 +78,7 @@ function put(mem: TsMemory, index: number, values: readonly number[]): void {
 
 export function walkOffloadBinaries(
   mem: TsMemory, windowPosition: number, windowLength: number, bufferSize: number,
-  position: number, entry: number, string: number, maxRecords: number,
+  position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
 ): number {
   const size = bufferSize;
   const wStart = windowPosition;
@@ -101,7 +101,7 @@ export function walkOffloadBinaries(
     if (step.u32(p) !== MAGIC) return finish(mem, Status.OFFLOAD_BAD_MAGIC, written, p, e, s, p);
     if (rem < 8) return finish(mem, Status.OFFLOAD_HEADER_TRUNCATED, written, p, e, s, p);
     const version = step.u32(p + 4);
-    if (version === 0 || version > 3) return finish(mem, Status.OFFLOAD_BAD_VERSION, written, p, e, s, p + 4);
+    if (version === 0 || version > maxVersion) return finish(mem, Status.OFFLOAD_BAD_VERSION, written, p, e, s, p + 4);
     if (rem < (version === 1 ? V1_MINIMUM : V2_MINIMUM)) return finish(mem, Status.OFFLOAD_HEADER_TRUNCATED, written, p, e, s, p);
     const binSize = step.u64(p + 8);
     if (binSize > rem || binSize < ENTRY_SIZE) return finish(mem, Status.OFFLOAD_SIZE_OUT_OF_BOUNDS, written, p, e, s, p + 8);

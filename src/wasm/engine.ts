@@ -52,9 +52,9 @@ export class WasmEngine implements Engine {
 
   walkOffloadBinaries(
     windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
+    position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
   ): number {
-    return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords);
+    return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords, maxVersion);
   }
 
   archiveHead(windowLength: number, bufferSize: number): number {

@@ -21,7 +21,7 @@ export interface WasmExports {
   ): number;
   walkOffloadBinaries(
     windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number,
+    position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
   ): number;
   archiveHead(windowLength: number, bufferSize: number): number;
   walkArchive(

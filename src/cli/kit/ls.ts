@@ -1,18 +1,80 @@
-/** `offload-kit ls FILE... [--json]`: every offload bundle in each file, at its start or embedded. */
+/**
+ * `offload-kit ls FILE... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
+ * at its start or embedded. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
+ * for offload binaries, raw or in an ELF object's `.llvm.offloading` sections.
+ */
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import type { ScanReport } from "../../inspect/scan.js";
+import { getImageKindName, getOffloadKindName, isOffloadBinary, llvmOffloadErrorText, objdumpImageKindName } from "../../formats/offload-binary.js";
+import { readExact } from "../../engine/source.js";
+import { objdumpOffloading } from "../../inspect/objdump.js";
+import type { FoundOffloadBinaries, ScanReport } from "../../inspect/scan.js";
+import { collectOffloadImages } from "../../packager/collect.js";
+import { codecDecompressor } from "../../node/packager-codecs.js";
 import { scanBundles } from "../../inspect/scan.js";
 import { decompressMember } from "../../node/decompress.js";
 import { withFile } from "../../node/file-source.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import type { CliIO } from "../io.js";
+
+const HEADER_CODES = new Set(["OFFLOAD_BAD_MAGIC", "OFFLOAD_HEADER_TRUNCATED", "OFFLOAD_BAD_VERSION", "OFFLOAD_SIZE_OUT_OF_BOUNDS", "OFFLOAD_ENTRIES_OUT_OF_BOUNDS"]);
+
+function isRawOffloadBinary(path: string): boolean {
+  return withFile(path, (source) => isOffloadBinary(readExact(source, 0, Math.min(4, source.size))));
+}
+
+/** `--objdump`: llvm-objdump --offloading's output and its error wording, file by file (version 1 only, as 19). */
+function objdump(files: readonly string[], name: string, io: CliIO): number {
+  return runGuarded(io, name, () => {
+    for (const path of files) {
+      try {
+        const text = withFile(path, (source) => {
+          const collected = collectOffloadImages(source, path, { maxVersion: 1 });
+          return objdumpOffloading(path, collected.images, collected.kind === "elf" ? collected.elf?.header : undefined);
+        });
+        io.stdout(text);
+      } catch (e) {
+        if (!isOffloadKitError(e)) throw e;
+        const text = llvmOffloadErrorText(e.code);
+        // A raw file whose first header is bad fails when llvm-objdump opens it (OffloadBinary::create), before
+        // extraction; every later failure, and any in an object's sections, fails while extracting.
+        const opening = HEADER_CODES.has(e.code) && (e.offset ?? Infinity) < 32 && isRawOffloadBinary(path);
+        if (text === undefined) printError(io, name, e.message);
+        else printError(io, name, `'${path}': ${opening ? "" : "while extracting offloading files: "}${text}`);
+        return 1;
+      }
+    }
+    return 0;
+  });
+}
+
+function table(rows: string[][], right: readonly boolean[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, right[i]))).join("  ")}`.trimEnd() + "\n").join("");
+}
+
+function formatOffload(path: string, run: FoundOffloadBinaries): string {
+  const images = `${run.images.length} image${run.images.length === 1 ? "" : "s"}`;
+  let out = `${path}: offload binaries at ${hex(run.offset)}, ${run.size} bytes, ${run.binaries} binar${run.binaries === 1 ? "y" : "ies"}, ${images}\n`;
+  const rows = [["INDEX", "OFFSET", "SIZE", "KIND", "PRODUCER", "TRIPLE", "ARCH", "OTHER"]];
+  for (const image of run.images) {
+    const kind = getImageKindName(image.imageKind) || objdumpImageKindName(image.imageKind);
+    const other = image.strings.filter(([k]) => k !== "triple" && k !== "arch").map(([k, v]) => `${k}=${v}`).join(",");
+    rows.push([
+      String(image.index), `${image.compressed ? "(packed) " : ""}${hex(image.offset)}`, String(image.size), kind,
+      getOffloadKindName(image.offloadKind), image.triple, image.arch, other,
+    ].map(byteStringToUnicode));
+  }
+  return out + table(rows, [true, false, true, false, false, false, false, false]);
+}
 
 function formatReport(path: string, report: ScanReport): string {
   let out = "";
-  if (report.bundles.length === 0) out += `${path}: no offload bundles found (${report.size} bytes)\n`;
+  const offload = report.offloadBinaries ?? [];
+  if (report.bundles.length === 0 && offload.length === 0) out += `${path}: no offload bundles found (${report.size} bytes)\n`;
   for (const bundle of report.bundles) {
     const kind = bundle.format === "text" ? `text bundle ('${bundle.comment}' markers)` : "binary bundle";
     const align = bundle.format === "binary" ? `, align ${bundle.align}` : "";
@@ -26,6 +88,7 @@ function formatReport(path: string, report: ScanReport): string {
     out += `  ${pad("OFFSET", widths[0])}  ${pad("SIZE", widths[1], true)}  ${pad("ALIGN", widths[2], true)}  ID\n`;
     for (const r of rows) out += `  ${pad(r[0], widths[0])}  ${pad(r[1], widths[1], true)}  ${pad(r[2], widths[2], true)}  ${r[3]}\n`;
   }
+  for (const run of offload) out += formatOffload(path, run);
   for (const problem of report.problems) out += `${path}: at ${hex(problem.offset)}: ${problem.message}\n`;
   return out;
 }
@@ -43,24 +106,47 @@ function reportJson(path: string, report: ScanReport): unknown {
       ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
       entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
     })),
+    offloadBinaries: (report.offloadBinaries ?? []).map((run) => ({
+      ...run,
+      images: run.images.map((image) => ({
+        ...image,
+        imageKindName: objdumpImageKindName(image.imageKind),
+        offloadKindName: getOffloadKindName(image.offloadKind),
+        triple: byteStringToUnicode(image.triple),
+        arch: byteStringToUnicode(image.arch),
+        strings: Object.fromEntries(image.strings.map(([k, v]) => [byteStringToUnicode(k), byteStringToUnicode(v)])),
+      })),
+    })),
     problems: report.problems,
   };
 }
 
 export const ls: Subcommand = {
-  summary: "List every offload bundle in each file (at its start or embedded), with entry IDs, offsets, sizes and alignment.",
-  spec: () => ({ overview: "offload-kit ls: list the offload bundles in files\n", options: [FILES_OPTION, JSON_OPTION], version: VERSION_TEXT }),
+  summary: "List every offload bundle and offload binary in each file (at its start or embedded): IDs, offsets, sizes, alignment, image kinds, triples.",
+  spec: () => ({
+    overview: "offload-kit ls: list the offload bundles and offload binaries in files\n",
+    options: [
+      FILES_OPTION,
+      JSON_OPTION,
+      { name: "objdump", kind: "flag", description: "Print offload binaries exactly as llvm-objdump --offloading (19) does", category: KIT_CATEGORY },
+    ],
+    version: VERSION_TEXT,
+  }),
   run(values, { name, io }) {
     const files = listValue(values, "files");
     if (files.length === 0) return usageError(io, name, "no input files");
     const json = flagValue(values, "json");
+    if (flagValue(values, "objdump")) return objdump(files, name, io);
     return runGuarded(io, name, () => {
       let status = 0;
       const reports: unknown[] = [];
       for (const path of files) {
         try {
           const report = withFile(path, (source) =>
-            scanBundles(source, undefined, { openCompressed: (input, member) => decompressMember(input, member, { recalculateHash: true }) }),
+            scanBundles(source, undefined, {
+              openCompressed: (input, member) => decompressMember(input, member, { recalculateHash: true }),
+              decompressOffload: codecDecompressor(),
+            }),
           );
           if (json) reports.push(reportJson(path, report));
           else io.stdout(formatReport(path, report));
