@@ -20,6 +20,20 @@ export { FILE_TYPES, fileTypeInfo } from "./formats/file-types.js";
 export type { FileType, FileTypeInfo } from "./formats/file-types.js";
 export { scanBundles } from "./inspect/scan.js";
 export type { FoundBundle, FoundEntry, ScanReport } from "./inspect/scan.js";
+export {
+  ImageKind, OFFLOAD_BINARY_MAGIC_BYTES, OffloadKind19, OffloadKind22, getImageKind, getImageKindName, getOffloadKind,
+  getOffloadKindName, isOffloadBinary, layoutOffloadBinary, parseOffloadBinaries, readImageBytes, readOffloadBinaries,
+  writeOffloadBinary, writeOffloadBinaryMulti,
+} from "./formats/offload-binary.js";
+export type {
+  Decompressor, OffloadBinaries, OffloadBinaryHeader, OffloadImage, OffloadingImageInfo, OffloadStringEntry,
+} from "./formats/offload-binary.js";
+export { collectOffloadImages } from "./packager/collect.js";
+export type { CollectedImage, CollectedInput } from "./packager/collect.js";
+export { parseImageArguments, packagerStringData } from "./packager/image-args.js";
+export { scanOffloadBinaries } from "./inspect/scan.js";
+export type { FoundOffloadBinaries, FoundOffloadImage } from "./inspect/scan.js";
+export { objdumpOffloading } from "./inspect/objdump.js";
 
 export { OffloadKitError, isOffloadKitError } from "./engine/errors.js";
 export { createEngine, engine, engineKind, initEngine, setEngine } from "./engine/select.js";

@@ -5,3 +5,5 @@ export { bundleFiles, detectBundleType, listBundle, unbundleFile, unbundleToFile
 export type { UnbundleOptions, UnbundleResult } from "./bundler.js";
 export { outputFileName, unbundleBatch } from "./batch.js";
 export type { BatchFileResult, BatchOptions, BatchOutput } from "./batch.js";
+export { extractImages, packageImages } from "./packager.js";
+export type { ExtractOptions, ExtractedOutput, PackagerOptions } from "./packager.js";
