@@ -12,8 +12,9 @@ export function scan(mem: TsMemory, needleLength: number, start: number, end: nu
   if (end < start + n) return 0;
   const cap = Math.min(maxHits, SCAN_MAX_HITS);
   if (cap <= 0) return 0;
-  const bytes = mem.bytes;
   const win = mem.windowBase;
+  // Bounded to the range: an unbounded indexOf would run on through the rest of memory on a miss.
+  const bytes = mem.bytes.subarray(0, win + end);
   const first = bytes[NEEDLE];
   const last = bytes[NEEDLE + n - 1];
   const limit = win + end - n;
