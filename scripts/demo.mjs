@@ -1,7 +1,7 @@
 // `npm start`: the main job on the sample shipped in examples/sample, with the built CLIs.
 // Bundles three inputs, lists the result, unbundles it, checks the round trip, and shows that the
 // bundle is byte-identical to the one clang-offload-bundler 19 made from the same inputs.
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +15,11 @@ const targets = "host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx906,h
 function run(name, args) {
   const shown = [name, ...args].map((a) => a.replace(work, "$TMP").replace(sample, "examples/sample")).join(" ");
   console.log(`\n$ ${shown}`);
-  const out = execFileSync(process.execPath, [bin(name), ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  if (out) process.stdout.write(out);
+  const run = spawnSync(bin(name), args, { encoding: "utf8" });
+  const tidy = (text) => text.replaceAll(work, "$TMP").replaceAll(sample, "examples/sample");
+  if (run.stdout) process.stdout.write(tidy(run.stdout));
+  if (run.stderr) process.stdout.write(tidy(run.stderr));
+  if (run.status !== 0) throw new Error(`${name} exited with ${run.status}`);
 }
 
 try {
