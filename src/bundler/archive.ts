@@ -57,9 +57,21 @@ export interface ArchiveUnbundleRequest {
  * ':' → '_'. `memberName` is the archive member's name; only its last path component is used.
  */
 export function deviceMemberName(memberName: string, entryId: string, targetId: string): string {
+  return deviceName(memberFileParts(memberName), entryId, targetId);
+}
+
+interface MemberFileParts {
+  readonly stem: string;
+  readonly extension: string;
+}
+
+function memberFileParts(memberName: string): MemberFileParts {
   const file = filename(memberName);
-  const name = `${stem(file)}-${entryId}${stem(file)}${getDeviceFileExtension(targetId, extension(file))}`;
-  return name.replace(/:/g, "_");
+  return { stem: stem(file), extension: extension(file) };
+}
+
+function deviceName(parts: MemberFileParts, entryId: string, targetId: string): string {
+  return `${parts.stem}-${entryId}${parts.stem}${getDeviceFileExtension(targetId, parts.extension)}`.replace(/:/g, "_");
 }
 
 /** The members each target's archive gets, in order (index = position in `request.targets`). */
@@ -80,15 +92,24 @@ export function planArchiveUnbundle(
   const parsedTargets = request.targets.map(parseTarget);
   const outputs: DeviceArchiveMember[][] = request.targets.map(() => []);
   const hipOpenmp = request.hipOpenmpCompatible ?? false;
+  // Members of one archive mostly repeat the same few IDs: decide each ID once.
+  const decided = new Map<string, { targetId: string; targets: number[] }>();
   members.forEach((member, memberIndex) => {
+    let parts: MemberFileParts | undefined;
     for (const entry of member.entries) {
       // UnbundleArchive loops `while (!CodeObject.empty())`: an empty ID ends this member.
       if (entry.id === "") break;
-      const codeObject = parseTarget(entry.id);
-      parsedTargets.forEach((target, t) => {
-        if (!compatible(codeObject, target, hipOpenmp)) return;
-        outputs[t].push({ name: deviceMemberName(member.name, entry.id, codeObject.targetId), member: memberIndex, entry });
-      });
+      let decision = decided.get(entry.id);
+      if (decision === undefined) {
+        const codeObject = parseTarget(entry.id);
+        const targets = parsedTargets.flatMap((target, t) => (compatible(codeObject, target, hipOpenmp) ? [t] : []));
+        decision = { targetId: codeObject.targetId, targets };
+        decided.set(entry.id, decision);
+      }
+      if (decision.targets.length === 0) continue;
+      parts ??= memberFileParts(member.name);
+      const name = deviceName(parts, entry.id, decision.targetId);
+      for (const t of decision.targets) outputs[t].push({ name, member: memberIndex, entry });
     }
   });
   request.targets.forEach((target, t) => {

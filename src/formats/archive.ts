@@ -489,6 +489,20 @@ export function memberData(archive: Uint8Array, member: ArchiveMember): Uint8Arr
 // ---------------------------------------------------------------------------------------------
 // Writing
 
+/** Archive symbol names packed as the symbol table stores them: NUL-terminated, back to back. */
+export interface PackedSymbols {
+  readonly count: number;
+  readonly bytes: Uint8Array;
+}
+
+export function packSymbols(names: readonly string[]): PackedSymbols {
+  return { count: names.length, bytes: latin1Encode(names.map((n) => `${n}\0`).join("")) };
+}
+
+export function unpackSymbols(symbols: PackedSymbols): string[] {
+  return symbols.count === 0 ? [] : latin1Decode(symbols.bytes).split("\0").slice(0, symbols.count);
+}
+
 export interface NewArchiveMember {
   /** The member name (byte string), stored as-is. */
   readonly name: string;
@@ -497,7 +511,7 @@ export interface NewArchiveMember {
    * The member's archive symbols in order (global, defined, not format-specific), or null when the
    * member is not a symbolic file at all (it then does not count towards "has an object").
    */
-  readonly symbols: readonly string[] | null;
+  readonly symbols: readonly string[] | PackedSymbols | null;
 }
 
 export interface ArchiveLayout {
@@ -531,12 +545,9 @@ function useStringTable(name: string): boolean {
   return name.length >= 16 || name.includes("/");
 }
 
-function writeBigEndian(out: Uint8Array, at: number, value: number, bytes: 4 | 8): void {
-  let v = value;
-  for (let k = bytes - 1; k >= 0; k--) {
-    out[at + k] = v % 256;
-    v = Math.floor(v / 256);
-  }
+function setOffset(view: DataView, at: number, value: number, bytes: 4 | 8): void {
+  if (bytes === 4) view.setUint32(at, value);
+  else view.setBigUint64(at, BigInt(value));
 }
 
 /**
@@ -548,12 +559,12 @@ export function layoutArchive(members: readonly NewArchiveMember[], options: Arc
   const threshold = options.sym64Threshold ?? 2 ** 32;
   let stringTable = "";
   const namePositions = new Map<string, number>();
-  const headers: string[] = [];
+  const headers: Uint8Array[] = [];
   const padding: number[] = [];
-  const symbolNames: string[] = [];
-  const symbolMember: number[] = [];
+  const symbolic: { member: number; symbols: PackedSymbols }[] = [];
   let hasObject = false;
-  let symNamesSize = 0;
+  let numSyms = 0;
+  let namesSize = 0;
 
   members.forEach((member, i) => {
     if (member.size > ARCHIVE_MAX_MEMBER_SIZE) {
@@ -571,21 +582,20 @@ export function layoutArchive(members: readonly NewArchiveMember[], options: Arc
       }
       nameField = `/${padded(String(at), 15)}`;
     }
-    headers.push(nameField + restOfHeader("644", member.size));
+    headers.push(latin1Encode(nameField + restOfHeader("644", member.size)));
     padding.push(member.size % 2);
     if (member.symbols !== null) {
       hasObject = true;
-      for (const symbol of member.symbols) {
-        symbolNames.push(symbol);
-        symbolMember.push(i);
-        symNamesSize += symbol.length + 1;
-      }
+      const packed = "bytes" in member.symbols ? member.symbols : packSymbols(member.symbols as readonly string[]);
+      if (packed.count > 0) symbolic.push({ member: i, symbols: packed });
+      numSyms += packed.count;
+      namesSize += packed.bytes.length;
     }
   });
 
   // A symbolic member without symbols still gets a (nearly) empty table, for old Solaris tools.
-  let symNames = symbolNames.map((s) => `${s}\0`).join("");
-  if (hasObject && symNamesSize === 0) symNames = "\0\0\0";
+  const emptyNames = hasObject && namesSize === 0;
+  if (emptyNames) namesSize = 3;
 
   let stringMember = "";
   if (stringTable.length > 0) {
@@ -600,9 +610,8 @@ export function layoutArchive(members: readonly NewArchiveMember[], options: Arc
     lastMemberHeaderOffset = offset;
     offset += size;
   }
-  const numSyms = symbolNames.length;
   const symtabSize = (offsetSize: number) => {
-    const size = offsetSize + numSyms * offsetSize + symNames.length;
+    const size = offsetSize + numSyms * offsetSize + namesSize;
     return size + (size % 2);
   };
   let kind: "gnu" | "gnu64" = "gnu";
@@ -613,17 +622,17 @@ export function layoutArchive(members: readonly NewArchiveMember[], options: Arc
   }
 
   const offsetSize = kind === "gnu64" ? 8 : 4;
-  const writeSymtab = symNames.length > 0;
+  const writeSymtab = namesSize > 0;
   const tableSize = writeSymtab ? symtabSize(offsetSize) : 0;
   const headLength = 8 + (writeSymtab ? ARCHIVE_HEADER_SIZE + tableSize : 0) + stringMember.length;
   const head = new Uint8Array(headLength);
+  const view = new DataView(head.buffer);
   head.set(latin1Encode(ARCHIVE_MAGIC), 0);
   let at = 8;
   if (writeSymtab) {
-    const name = kind === "gnu64" ? "/SYM64/" : "/";
-    head.set(latin1Encode(padded(name, 16) + restOfHeader("0", tableSize)), at);
+    head.set(latin1Encode(padded(kind === "gnu64" ? "/SYM64/" : "/", 16) + restOfHeader("0", tableSize)), at);
     at += ARCHIVE_HEADER_SIZE;
-    writeBigEndian(head, at, numSyms, offsetSize);
+    setOffset(view, at, numSyms, offsetSize);
     at += offsetSize;
     const memberOffsets: number[] = [];
     let position = headersSize;
@@ -631,23 +640,28 @@ export function layoutArchive(members: readonly NewArchiveMember[], options: Arc
       memberOffsets.push(position);
       position += size;
     }
-    for (const member of symbolMember) {
-      writeBigEndian(head, at, memberOffsets[member], offsetSize);
-      at += offsetSize;
+    for (const { member, symbols } of symbolic) {
+      for (let k = 0; k < symbols.count; k++) {
+        setOffset(view, at, memberOffsets[member], offsetSize);
+        at += offsetSize;
+      }
     }
-    head.set(latin1Encode(symNames), at);
-    at += symNames.length;
-    at += tableSize - (offsetSize + numSyms * offsetSize + symNames.length);
+    if (emptyNames) at += 3;
+    for (const { symbols } of symbolic) {
+      head.set(symbols.bytes, at);
+      at += symbols.bytes.length;
+    }
+    at += tableSize - (offsetSize + numSyms * offsetSize + namesSize);
   }
   head.set(latin1Encode(stringMember), at);
 
   const size = headLength + memberSizes.reduce((a, b) => a + b, 0);
-  return { head, headers: headers.map(latin1Encode), padding, size, kind };
+  return { head, headers, padding, size, kind };
 }
 
 /** Writes a whole archive in memory (the layout plus each member's data). */
 export function writeArchive(
-  members: readonly { name: string; data: Uint8Array; symbols: readonly string[] | null }[],
+  members: readonly { name: string; data: Uint8Array; symbols: readonly string[] | PackedSymbols | null }[],
   options: ArchiveWriteOptions = {},
 ): Uint8Array {
   const layout = layoutArchive(members.map((m) => ({ name: m.name, size: m.data.length, symbols: m.symbols })), options);

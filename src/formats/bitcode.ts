@@ -27,9 +27,9 @@
  * Symbol flag bits: 0-1 visibility, 3 undefined, 4 weak, 5 common, 6 indirect, 7 used, 8 tls,
  * 9 may_omit, 10 global, 11 format_specific, 12 unnamed_addr, 13 executable.
  */
-import { OffloadKitError } from "../engine/errors.js";
-import { readExact } from "../engine/source.js";
+import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
+import type { PackedSymbols } from "./archive.js";
 import { latin1Decode } from "./bytes.js";
 
 const IDENTIFICATION_BLOCK_ID = 13;
@@ -64,10 +64,58 @@ const ARRAY = 3;
 const CHAR6 = 4;
 const BLOB = 5;
 
-/** A bit cursor over bytes (LLVM's SimpleBitstreamCursor, reading LSB first). */
+/**
+ * Random access to a source's bytes through a few cached 4 KiB pages: the walk touches block headers
+ * scattered through the file, so only those pages are read (a module block is skipped by its length).
+ */
+class PagedBytes {
+  private static readonly PAGE = 4096;
+  private static readonly SLOTS = 4;
+  /** Reused across instances: indexing many members allocates no pages. */
+  private static readonly buffers = Array.from({ length: PagedBytes.SLOTS }, () => new Uint8Array(PagedBytes.PAGE));
+  /** The instance whose pages the shared buffers hold. */
+  private static owner: PagedBytes | undefined;
+  private readonly slotPage = new Array<number>(PagedBytes.SLOTS).fill(-1);
+  private next = 0;
+  private lastPage = -1;
+  private lastSlot = 0;
+
+  constructor(private readonly source: ByteSource, readonly length: number, private readonly base = 0) {}
+
+  byte(at: number): number {
+    if (PagedBytes.owner !== this) {
+      PagedBytes.owner = this;
+      this.slotPage.fill(-1);
+      this.lastPage = -1;
+    }
+    const index = Math.floor(at / PagedBytes.PAGE);
+    if (index !== this.lastPage) {
+      let slot = this.slotPage.indexOf(index);
+      if (slot === -1) {
+        slot = this.next;
+        this.next = (this.next + 1) % PagedBytes.SLOTS;
+        const start = index * PagedBytes.PAGE;
+        const want = Math.min(PagedBytes.PAGE, this.length - start);
+        const buffer = PagedBytes.buffers[slot].subarray(0, want);
+        let done = 0;
+        while (done < want) {
+          const n = this.source.read(buffer.subarray(done), this.base + start + done);
+          if (n <= 0) throw new BitcodeError("Malformed block");
+          done += n;
+        }
+        this.slotPage[slot] = index;
+      }
+      this.lastPage = index;
+      this.lastSlot = slot;
+    }
+    return PagedBytes.buffers[this.lastSlot][at - index * PagedBytes.PAGE];
+  }
+}
+
+/** A bit cursor (LLVM's SimpleBitstreamCursor, reading LSB first). */
 class BitCursor {
   bit = 0;
-  constructor(readonly bytes: Uint8Array) {}
+  constructor(readonly bytes: PagedBytes) {}
 
   get size(): number {
     return this.bytes.length;
@@ -80,14 +128,20 @@ class BitCursor {
   read(width: number): number {
     if (width === 0) return 0;
     if (this.bit + width > this.bytes.length * 8) throw new BitcodeError("Malformed block");
+    // A byte's worth of bits at a time; multiplication keeps widths above 31 exact.
     let value = 0;
     let scale = 1;
-    for (let k = 0; k < width; k++) {
-      const b = this.bit + k;
-      if ((this.bytes[b >>> 3] >>> (b & 7)) & 1) value += scale;
-      scale *= 2;
+    let at = this.bit;
+    let left = width;
+    while (left > 0) {
+      const shift = at & 7;
+      const take = Math.min(8 - shift, left);
+      value += ((this.bytes.byte(Math.floor(at / 8)) >>> shift) & ((1 << take) - 1)) * scale;
+      scale *= 2 ** take;
+      at += take;
+      left -= take;
     }
-    this.bit += width;
+    this.bit = at;
     return value;
   }
 
@@ -243,39 +297,41 @@ function readBlobInBlock(c: BitCursor): { offset: number; size: number } | undef
 export interface BitcodeContents {
   /** Number of MODULE_BLOCKs. */
   readonly modules: number;
-  /** The first SYMTAB blob and the STRTAB blob that follows it, as byte ranges of the stream. */
+  /** The first SYMTAB blob and the STRTAB blob that follows it, as byte ranges of the input. */
   readonly symtab?: { offset: number; size: number };
   readonly strtab?: { offset: number; size: number };
-  /** The bitstream (after any wrapper). */
-  readonly stream: Uint8Array;
 }
 
 /** `getBitcodeFileContents`: the top-level walk; throws BitcodeError with LLVM's wording. */
-export function readBitcodeContents(bytes: Uint8Array): BitcodeContents {
-  if (bytes.length % 4 !== 0) throw new BitcodeError("Invalid bitcode signature");
-  let stream = bytes;
-  if (bytes.length >= 4 && bytes[0] === 0xde && bytes[1] === 0xc0 && bytes[2] === 0x17 && bytes[3] === 0x0b) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (bytes.length < 20) throw new BitcodeError("Invalid bitcode wrapper header");
-    const offset = view.getUint32(8, true);
-    const size = view.getUint32(12, true);
-    if (offset + size > bytes.length) throw new BitcodeError("Invalid bitcode wrapper header");
-    stream = bytes.subarray(offset, offset + size);
+export function readBitcodeContents(input: ByteSource | Uint8Array): BitcodeContents {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  if (source.size % 4 !== 0) throw new BitcodeError("Invalid bitcode signature");
+  let base = 0;
+  let length = source.size;
+  const head = readExact(source, 0, Math.min(source.size, 20));
+  if (head.length >= 4 && head[0] === 0xde && head[1] === 0xc0 && head[2] === 0x17 && head[3] === 0x0b) {
+    if (head.length < 20) throw new BitcodeError("Invalid bitcode wrapper header");
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    base = view.getUint32(8, true);
+    length = view.getUint32(12, true);
+    if (base + length > source.size) throw new BitcodeError("Invalid bitcode wrapper header");
   }
-  if (stream.length < 4) throw new BitcodeError("file too small to contain bitcode header");
-  if (!(stream[0] === 0x42 && stream[1] === 0x43 && stream[2] === 0xc0 && stream[3] === 0xde)) {
+  if (length < 4) throw new BitcodeError("file too small to contain bitcode header");
+  const magic = readExact(source, base, 4);
+  if (!(magic[0] === 0x42 && magic[1] === 0x43 && magic[2] === 0xc0 && magic[3] === 0xde)) {
     throw new BitcodeError("Invalid bitcode signature");
   }
-  const c = new BitCursor(stream);
+  const c = new BitCursor(new PagedBytes(source, length, base));
   c.bit = 32;
   const top = new BlockReader(c);
   let modules = 0;
   let symtab: { offset: number; size: number } | undefined;
   let strtab: { offset: number; size: number } | undefined;
+  const absolute = (blob: { offset: number; size: number }) => ({ offset: base + blob.offset, size: blob.size });
   for (;;) {
     const begin = Math.floor(c.bit / 8);
     // Trailing garbage (Apple's ar pads members) too short to hold another module ends the walk.
-    if (begin + 8 >= stream.length) return { modules, symtab, strtab, stream };
+    if (begin + 8 >= length) return { modules, symtab, strtab };
     if (c.atEnd()) throw new BitcodeError("Malformed block");
     const id = c.read(2);
     if (id === 0) throw new BitcodeError("Malformed block");
@@ -299,10 +355,10 @@ export function readBitcodeContents(bytes: Uint8Array): BitcodeContents {
       modules++;
     } else if (block === STRTAB_BLOCK_ID) {
       const blob = readBlobInBlock(c);
-      if (symtab !== undefined && strtab === undefined) strtab = blob ?? { offset: 0, size: 0 };
+      if (symtab !== undefined && strtab === undefined) strtab = blob === undefined ? { offset: 0, size: 0 } : absolute(blob);
     } else if (block === SYMTAB_BLOCK_ID) {
       const blob = readBlobInBlock(c);
-      if (symtab === undefined && blob !== undefined && blob.size > 0) symtab = blob;
+      if (symtab === undefined && blob !== undefined && blob.size > 0) symtab = absolute(blob);
     } else {
       skipBlock(c);
     }
@@ -324,26 +380,46 @@ export interface IrSymbolTable {
 /** Why a file's irsymtab cannot stand in for LLVM's own reading of the module. */
 export class IrSymtabUnavailable extends Error {}
 
-/** The stored irsymtab of a bitcode file (throws BitcodeError or IrSymtabUnavailable). */
-export function readIrSymbolTable(bytes: Uint8Array): IrSymbolTable {
-  const contents = readBitcodeContents(bytes);
-  const { symtab, strtab, stream } = contents;
+/** Reusable buffers for the two blobs, so indexing many members does not allocate per member. */
+let symtabScratch: Uint8Array = new Uint8Array(0);
+let strtabScratch: Uint8Array = new Uint8Array(0);
+
+function readInto(source: ByteSource, range: { offset: number; size: number }, scratch: Uint8Array): Uint8Array {
+  const buffer = scratch.length >= range.size ? scratch : new Uint8Array(Math.max(range.size, scratch.length * 2));
+  const view = buffer.subarray(0, range.size);
+  let done = 0;
+  while (done < range.size) {
+    const n = source.read(view.subarray(done), range.offset + done);
+    if (n <= 0) throw new BitcodeError("Malformed block");
+    done += n;
+  }
+  return buffer;
+}
+
+/** The located, validated irsymtab: its symbol array and string table, in scratch buffers. */
+interface IrTables {
+  readonly table: Uint8Array;
+  readonly strings: Uint8Array;
+  readonly view: DataView;
+  readonly producer: { offset: number; size: number };
+  readonly symbolsAt: number;
+  readonly symbolCount: number;
+}
+
+function locateIrTables(source: ByteSource): IrTables {
+  const contents = readBitcodeContents(source);
+  const { symtab, strtab } = contents;
   if (symtab === undefined || strtab === undefined || strtab.size === 0 || symtab.size < HEADER_SIZE) {
     throw new IrSymtabUnavailable("the bitcode has no IR symbol table (irsymtab)");
   }
-  const table = stream.subarray(symtab.offset, symtab.offset + symtab.size);
-  const strings = stream.subarray(strtab.offset, strtab.offset + strtab.size);
+  symtabScratch = readInto(source, symtab, symtabScratch);
+  strtabScratch = readInto(source, strtab, strtabScratch);
+  const table = symtabScratch.subarray(0, symtab.size);
+  const strings = strtabScratch.subarray(0, strtab.size);
   const view = new DataView(table.buffer, table.byteOffset, table.byteLength);
   const word = (at: number) => view.getUint32(at, true);
-  const str = (at: number): string => {
-    const offset = word(at);
-    const size = word(at + 4);
-    if (offset + size > strings.length) throw new IrSymtabUnavailable("irsymtab string out of range");
-    return latin1Decode(strings.subarray(offset, offset + size));
-  };
   const version = word(0);
   if (version !== IRSYMTAB_VERSION) throw new IrSymtabUnavailable(`irsymtab version ${version} (expected ${IRSYMTAB_VERSION})`);
-  const producer = str(4);
   const moduleCount = word(16);
   if (moduleCount !== contents.modules) {
     throw new IrSymtabUnavailable(`irsymtab describes ${moduleCount} module(s), the file has ${contents.modules}`);
@@ -351,27 +427,66 @@ export function readIrSymbolTable(bytes: Uint8Array): IrSymbolTable {
   const symbolsAt = word(28);
   const symbolCount = word(32);
   if (symbolsAt + symbolCount * SYMBOL_SIZE > table.length) throw new IrSymtabUnavailable("irsymtab symbols out of range");
+  return { table, strings, view, producer: { offset: word(4), size: word(8) }, symbolsAt, symbolCount };
+}
+
+function checkedString(strings: Uint8Array, offset: number, size: number): Uint8Array {
+  if (offset + size > strings.length) throw new IrSymtabUnavailable("irsymtab string out of range");
+  return strings.subarray(offset, offset + size);
+}
+
+/** The stored irsymtab of a bitcode file (throws BitcodeError or IrSymtabUnavailable). */
+export function readIrSymbolTable(input: ByteSource | Uint8Array): IrSymbolTable {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  const t = locateIrTables(source);
   const symbols: IrSymbol[] = [];
-  for (let i = 0; i < symbolCount; i++) {
-    const at = symbolsAt + i * SYMBOL_SIZE;
-    symbols.push({ name: str(at), flags: word(at + 20) });
+  for (let i = 0; i < t.symbolCount; i++) {
+    const at = t.symbolsAt + i * SYMBOL_SIZE;
+    const name = latin1Decode(checkedString(t.strings, t.view.getUint32(at, true), t.view.getUint32(at + 4, true)));
+    symbols.push({ name, flags: t.view.getUint32(at + 20, true) });
   }
-  return { version, producer, modules: moduleCount, symbols };
+  return {
+    version: IRSYMTAB_VERSION,
+    producer: latin1Decode(checkedString(t.strings, t.producer.offset, t.producer.size)),
+    modules: t.view.getUint32(16, true),
+    symbols,
+  };
 }
 
 /** `isArchiveSymbol` on an IR symbol: global, defined and not format-specific. */
 export function isArchiveIrSymbol(symbol: IrSymbol): boolean {
-  const bit = (n: number) => (symbol.flags >>> n) & 1;
+  return isArchiveFlags(symbol.flags);
+}
+
+function isArchiveFlags(flags: number): boolean {
+  const bit = (n: number) => (flags >>> n) & 1;
   return bit(FB_GLOBAL) === 1 && bit(FB_UNDEFINED) === 0 && bit(FB_FORMAT_SPECIFIC) === 0;
 }
 
-/** The names the archive writer lists for a bitcode member, in order. */
-export function bitcodeArchiveSymbols(bytes: Uint8Array): string[] {
-  return readIrSymbolTable(bytes).symbols.filter(isArchiveIrSymbol).map((s) => s.name);
-}
+/** Output buffer for packing names, reused across members (the result is copied out at its size). */
+let packScratch: Uint8Array = new Uint8Array(4096);
 
-/** Reads a whole (bounded) bitcode member from a source. */
-export function readBitcodeBytes(source: ByteSource): Uint8Array {
-  if (source.size > 2 ** 31) throw new OffloadKitError("TOO_LARGE", `a ${source.size}-byte bitcode member is too large to index`);
-  return readExact(source, 0, source.size);
+/** The names the archive writer lists for a bitcode member, in order, packed (no string per symbol). */
+export function bitcodeArchiveSymbols(input: ByteSource | Uint8Array): PackedSymbols {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  const { view, strings, symbolsAt, symbolCount } = locateIrTables(source);
+  let out = 0;
+  let count = 0;
+  for (let i = 0; i < symbolCount; i++) {
+    const at = symbolsAt + i * SYMBOL_SIZE;
+    if (!isArchiveFlags(view.getUint32(at + 20, true))) continue;
+    const offset = view.getUint32(at, true);
+    const length = view.getUint32(at + 4, true);
+    if (offset + length > strings.length) throw new IrSymtabUnavailable("irsymtab string out of range");
+    if (out + length + 1 > packScratch.length) {
+      const grown = new Uint8Array(Math.max(packScratch.length * 2, out + length + 1));
+      grown.set(packScratch.subarray(0, out));
+      packScratch = grown;
+    }
+    packScratch.set(strings.subarray(offset, offset + length), out);
+    packScratch[out + length] = 0;
+    out += length + 1;
+    count++;
+  }
+  return { count, bytes: packScratch.slice(0, out) };
 }

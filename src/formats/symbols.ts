@@ -12,8 +12,10 @@
  * - Mach-O, COFF, Wasm, XCOFF, GOFF members are symbolic to LLVM but not indexed here: an error.
  */
 import { OffloadKitError } from "../engine/errors.js";
-import { readExact, sliceSource } from "../engine/source.js";
+import { sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
+import { packSymbols } from "./archive.js";
+import type { PackedSymbols } from "./archive.js";
 import { BitcodeError, IrSymtabUnavailable, bitcodeArchiveSymbols, isBitcode } from "./bitcode.js";
 import { ET_REL, elfArchiveSymbols, findEmbeddedBitcode, isElf, openElf } from "./elf.js";
 
@@ -21,7 +23,7 @@ export type MemberSymbols =
   /** Not a symbolic file. */
   | { readonly kind: "none" }
   /** A symbolic file (it counts as an object) and its archive symbols, possibly none. */
-  | { readonly kind: "symbols"; readonly names: readonly string[] }
+  | { readonly kind: "symbols"; readonly symbols: PackedSymbols }
   /** Bitcode LLVM could not read: a warning, and the member is stored as a blob. */
   | { readonly kind: "unreadable"; readonly message: string };
 
@@ -107,10 +109,8 @@ function unsupported(what: string): OffloadKitError {
 }
 
 function fromBitcode(source: ByteSource): MemberSymbols {
-  if (source.size > 2 ** 31) throw new OffloadKitError("TOO_LARGE", `a ${source.size}-byte bitcode member is too large to index`);
-  const bytes = readExact(source, 0, source.size);
   try {
-    return { kind: "symbols", names: bitcodeArchiveSymbols(bytes) };
+    return { kind: "symbols", symbols: bitcodeArchiveSymbols(source) };
   } catch (e) {
     if (e instanceof BitcodeError) return { kind: "unreadable", message: e.message };
     if (e instanceof IrSymtabUnavailable) throw unsupported(`bitcode without a usable IR symbol table (${e.message})`);
@@ -122,8 +122,18 @@ function fromBitcode(source: ByteSource): MemberSymbols {
  * The archive symbols of one member's bytes. Throws OffloadKitError where LLVM's writer fails (a
  * malformed ELF file) or where this reimplementation cannot follow it.
  */
+/** The first bytes of a member, reused: the magic decides everything and is not kept. */
+const headScratch = new Uint8Array(1024);
+
 export function archiveMemberSymbols(source: ByteSource): MemberSymbols {
-  const head = readExact(source, 0, Math.min(source.size, 1024));
+  const want = Math.min(source.size, headScratch.length);
+  let got = 0;
+  while (got < want) {
+    const n = source.read(headScratch.subarray(got, want), got);
+    if (n <= 0) break;
+    got += n;
+  }
+  const head = headScratch.subarray(0, got);
   const kind = symbolicKind(head, source.size);
   if (kind === "none") return { kind: "none" };
   if (kind === "other") throw unsupported("non-ELF object files (Mach-O, COFF, Wasm, XCOFF, GOFF)");
@@ -138,5 +148,5 @@ export function archiveMemberSymbols(source: ByteSource): MemberSymbols {
       return symbols;
     }
   }
-  return { kind: "symbols", names: elfArchiveSymbols(elf) };
+  return { kind: "symbols", symbols: packSymbols(elfArchiveSymbols(elf)) };
 }

@@ -51,7 +51,7 @@ export interface CheckOptions {
   readonly engine?: Engine;
 }
 
-const METADATA_WINDOW = 64 * 1024;
+const METADATA_WINDOW = 4 * 1024;
 
 interface FoundEntry {
   readonly member?: string;
@@ -59,7 +59,7 @@ interface FoundEntry {
   readonly size: number;
 }
 
-function entriesOfFile(source: ByteSource, engine: Engine): { kind: InputKind; entries: FoundEntry[] } {
+function entriesOfFile(source: ByteSource, engine: Engine, fallback: Engine): { kind: InputKind; entries: FoundEntry[] } {
   const head = readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE));
   if (isArchive(head)) {
     const archive = readArchive(source, { engine });
@@ -68,7 +68,7 @@ function entriesOfFile(source: ByteSource, engine: Engine): { kind: InputKind; e
       if (member.thin) continue;
       const input = openDecompressed(sliceSource(source, member.dataOffset, member.size));
       try {
-        for (const e of memberBundleEntries(input.source, engine).fileOrder) entries.push({ member: member.name, id: e.id, size: e.size });
+        for (const e of memberBundleEntries(input.source, engine, fallback).fileOrder) entries.push({ member: member.name, id: e.id, size: e.size });
       } finally {
         input.close();
       }
@@ -86,7 +86,7 @@ function entriesOfFile(source: ByteSource, engine: Engine): { kind: InputKind; e
       if (!isOffloadKitError(e)) throw e;
     }
   }
-  const report = scanBundles(source, engine, { openCompressed: (input, member) => decompressMember(input, member) });
+  const report = scanBundles(source, fallback, { openCompressed: (input, member) => decompressMember(input, member) });
   if (report.bundles.length === 0 && report.problems.length > 0 && kind === "none") {
     const problem = report.problems[0];
     throw new OffloadKitError(problem.code, problem.message, { offset: problem.offset });
@@ -108,7 +108,7 @@ export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = 
   try {
     return withFile(path, (source) => {
       const meta = createEngine(engine.kind, METADATA_WINDOW);
-      const { kind, entries } = entriesOfFile(source, meta);
+      const { kind, entries } = entriesOfFile(source, meta, engine);
       const checked = entries.map((e) => ({ ...e, verdict: checkEntry(e.id, gpu, { kind: options.kind }) }));
       return {
         path,

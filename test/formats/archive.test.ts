@@ -2,11 +2,18 @@
 // /SYM64/), the reader's name rules and messages, and the archive symbols of ELF and bitcode members.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { layoutArchive, readArchive, writeArchive, writeEscaped } from "../../src/formats/archive.js";
+import { layoutArchive, readArchive, unpackSymbols, writeArchive, writeEscaped } from "../../src/formats/archive.js";
 import { latin1Decode, latin1Encode } from "../../src/formats/bytes.js";
 import { bytesSource } from "../../src/engine/source.js";
 import { listElfBundleEntries, openElf } from "../../src/formats/elf.js";
-import { archiveMemberSymbols, symbolicKind } from "../../src/formats/symbols.js";
+import { archiveMemberSymbols as packedSymbols, symbolicKind } from "../../src/formats/symbols.js";
+import type { ByteSource } from "../../src/engine/source.js";
+
+/** The member symbols with the names unpacked, for readable expectations. */
+function archiveMemberSymbols(source: ByteSource): unknown {
+  const result = packedSymbols(source);
+  return result.kind === "symbols" ? { kind: "symbols", names: unpackSymbols(result.symbols) } : result;
+}
 import { ENGINE_KINDS, makeEngine } from "../engines.js";
 
 const text = (s: string) => latin1Encode(s);
