@@ -2,8 +2,14 @@
  * offload-kit: read, write and inspect LLVM GPU offloading files in Node and browsers.
  * This entry point is browser-safe; file I/O lives in "offload-kit/node".
  */
-export { bundle, listBundleIds, unbundle } from "./bundler/api.js";
-export type { BundleRequest, UnbundleRequest } from "./bundler/api.js";
+export { bundle, compressBundle, decompressBundle, decompressBundles, listBundleIds, unbundle } from "./bundler/api.js";
+export type { BundleRequest, CompressOptions, DecompressOptions, UnbundleRequest } from "./bundler/api.js";
+export {
+  CCOB_HEADER_SIZE, CompressionMethod, formatHash, isCompressedBundle, parseCcobHeader, truncatedHash, walkCcobs, writeCcobHeader,
+} from "./formats/ccob.js";
+export type { CcobHeader, CcobMember, CcobVersion, CcobWalk } from "./formats/ccob.js";
+export { loadBrowserCodecs } from "./compress/browser.js";
+export type { Codecs, Md5Hasher } from "./compress/codecs.js";
 export { validateBundlerOptions } from "./bundler/options.js";
 export type { BundlerJob, BundlerOptions } from "./bundler/options.js";
 export { planUnbundle } from "./bundler/unbundle-plan.js";

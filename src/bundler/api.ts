@@ -5,6 +5,19 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Engine } from "../engine/engine.js";
+import type { Codecs } from "../compress/codecs.js";
+import { loadBrowserCodecs } from "../compress/browser.js";
+import { CCOB_MIN_SIZE, CompressionMethod, isCompressedBundle, walkCcobs } from "../formats/ccob.js";
+import type { CcobVersion } from "../formats/ccob.js";
+import {
+  DEFAULT_MAX_DECOMPRESSED_SIZE,
+  DEFAULT_ZLIB_LEVEL,
+  DEFAULT_ZSTD_LEVEL,
+  ccobBytes,
+  checkDeclaredSize,
+  compressBundleBytes,
+  decodeCcobMember,
+} from "./compressed.js";
 import { writeBinaryBundle } from "../formats/bundle.js";
 import { writeTextBundle } from "../formats/text-bundle.js";
 import type { BundlerOptions } from "./options.js";
@@ -50,8 +63,16 @@ export interface UnbundleRequest {
   readonly engine?: Engine;
 }
 
+/** The synchronous readers cannot decompress (the codecs load asynchronously): say so instead of "no bundle". */
+function refuseCompressed(input: Uint8Array): void {
+  if (input.length >= CCOB_MIN_SIZE && isCompressedBundle(input)) {
+    throw new OffloadKitError("COMPRESSED_INPUT", "the input is a compressed offload bundle (CCOB): decompress it first with decompressBundle()");
+  }
+}
+
 /** Unbundles in memory: one output per requested target, in -targets order (views into `input`). */
 export function unbundle(input: Uint8Array, request: UnbundleRequest): Uint8Array[] {
+  refuseCompressed(input);
   const job = validated({
     type: request.type,
     targets: [...request.targets],
@@ -73,5 +94,67 @@ export function unbundle(input: Uint8Array, request: UnbundleRequest): Uint8Arra
 
 /** The bundle entry IDs of an in-memory bundle, in file order. */
 export function listBundleIds(input: Uint8Array, type: string, engine?: Engine): string[] {
+  refuseCompressed(input);
   return readBundleIndex(input, type, engine).entries.map((e) => e.id);
+}
+
+export interface CompressOptions {
+  /** CCOB format version: 2 (LLVM 19's, the default) or 3 (LLVM 22's); 1 only for tests of old readers. */
+  readonly version?: CcobVersion;
+  readonly method?: "zstd" | "zlib";
+  /** Default: zstd 3, zlib 6 (LLVM's). */
+  readonly level?: number;
+  /** Codecs to use; default the browser-safe ones (libzstd WebAssembly, fflate, hash-wasm). */
+  readonly codecs?: Codecs;
+}
+
+/**
+ * Compresses an uncompressed bundle as `clang-offload-bundler -compress` does (CompressedOffloadBundle::
+ * compress): same header and hash, contents that LLVM 19 (v2) and 22 (v3) decompress. Asynchronous only
+ * because the WebAssembly codecs load asynchronously; the work itself is synchronous.
+ */
+export async function compressBundle(bundle: Uint8Array, options: CompressOptions = {}): Promise<Uint8Array> {
+  const codecs = options.codecs ?? (await loadBrowserCodecs());
+  const method = options.method === "zlib" ? CompressionMethod.Zlib : CompressionMethod.Zstd;
+  const level = options.level ?? (method === CompressionMethod.Zlib ? DEFAULT_ZLIB_LEVEL : DEFAULT_ZSTD_LEVEL);
+  return ccobBytes(compressBundleBytes(bundle, codecs, { version: options.version ?? 2, method, level }));
+}
+
+export interface DecompressOptions {
+  /** Refuse compressed bundles declaring more than this many bytes (default 16 GiB), before allocating. */
+  readonly maxDecompressedSize?: number;
+  readonly codecs?: Codecs;
+}
+
+/**
+ * The contents of every compressed bundle in `input`, walked by their header sizes (one element for
+ * an ordinary file; `input` itself when it is not compressed). Errors are LLVM's
+ * ("Failed to decompress input: ...").
+ */
+export async function decompressBundles(input: Uint8Array, options: DecompressOptions = {}): Promise<Uint8Array[]> {
+  if (input.length < CCOB_MIN_SIZE || !isCompressedBundle(input)) return [input];
+  const codecs = options.codecs ?? (await loadBrowserCodecs());
+  const readAt = (position: number, length: number) => input.subarray(position, position + length);
+  let walk;
+  try {
+    walk = walkCcobs(readAt, input.length);
+  } catch (e) {
+    if (e instanceof OffloadKitError) throw new OffloadKitError(e.code, `Failed to decompress input: ${e.message}`, { offset: e.offset, field: e.field });
+    throw e;
+  }
+  return walk.members.map((member) => {
+    checkDeclaredSize(member, { maxDecompressedSize: options.maxDecompressedSize ?? DEFAULT_MAX_DECOMPRESSED_SIZE });
+    const out = new Uint8Array(member.header.uncompressedSize);
+    let at = 0;
+    decodeCcobMember(readAt, member, codecs, (chunk) => {
+      out.set(chunk, at);
+      at += chunk.length;
+    });
+    return out.subarray(0, at);
+  });
+}
+
+/** The first compressed bundle's contents (what clang-offload-bundler unbundles), or `input` itself. */
+export async function decompressBundle(input: Uint8Array, options: DecompressOptions = {}): Promise<Uint8Array> {
+  return (await decompressBundles(input, options))[0];
 }

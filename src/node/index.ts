@@ -5,5 +5,9 @@ export { bundleFiles, detectBundleType, listBundle, unbundleFile, unbundleToFile
 export type { UnbundleOptions, UnbundleResult } from "./bundler.js";
 export { outputFileName, unbundleBatch } from "./batch.js";
 export type { BatchFileResult, BatchOptions, BatchOutput } from "./batch.js";
+export { decompressMember, forEachDecompressed, openDecompressed } from "./decompress.js";
+export type { DecompressOptions, DecompressedInput, VerboseSink } from "./decompress.js";
+export { nodeCodecs } from "./codecs.js";
+export type { BundleOptions } from "./bundler.js";
 export { extractImages, packageImages } from "./packager.js";
 export type { ExtractOptions, ExtractedOutput, PackagerOptions } from "./packager.js";
