@@ -10,10 +10,14 @@
  * atomically after every archive has been planned, so a failure leaves no output behind (the native
  * tool leaves the archives of the targets before the failing one).
  *
- * Not followed (errors instead): thin archives (LLVM reads their members from beside the archive),
- * host entries of fat-object members (LLVM runs llvm-objcopy on them), members that are non-ELF
- * object files.
+ * Thin archives: each member is read from its file, `<archive directory>/<name>` (or the name when
+ * it is absolute), as `Archive::Child::getBuffer` does; each read opens and closes it, so a thousand
+ * members do not hold a thousand descriptors.
+ *
+ * Not followed (errors instead): host entries of fat-object members (LLVM runs llvm-objcopy on them),
+ * members that are non-ELF object files.
  */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import { createEngine, engine as defaultEngine } from "../engine/select.js";
@@ -34,6 +38,7 @@ import { nativeVisitOrder } from "../bundler/read.js";
 import { copyRange } from "./copy.js";
 import { openDecompressed } from "./decompress.js";
 import type { DecompressOptions, DecompressedInput } from "./decompress.js";
+import { fileError } from "./errors.js";
 import { withFile } from "./file-source.js";
 import { withOutputs } from "./output.js";
 
@@ -126,10 +131,59 @@ export function memberBundleEntries(source: ByteSource, engine: Engine, fallback
   return { entries: nativeVisitOrder(fileOrder), fileOrder, object: false };
 }
 
+/** `Archive::Child::getFullName`: a thin member's file, beside the archive (as the archive was named). */
+export function thinMemberPath(archivePath: string, name: string): string {
+  if (name.startsWith("/")) return name;
+  const slash = archivePath.lastIndexOf("/");
+  if (slash === -1) return name;
+  const parent = slash === 0 ? "/" : archivePath.substring(0, slash);
+  return parent.endsWith("/") ? parent + name : `${parent}/${name}`;
+}
+
+/** A file read by reopening it for each read (thin archive members: no descriptor is held). */
+class ReopeningFileSource implements ByteSource {
+  readonly size: number;
+  constructor(readonly path: string, private readonly displayName: string) {
+    this.size = this.withFd((fd) => fstatSync(fd).size);
+  }
+
+  private withFd<T>(use: (fd: number) => T): T {
+    let fd: number;
+    try {
+      fd = openSync(this.path, "r");
+    } catch (e) {
+      throw fileError(this.displayName, e);
+    }
+    try {
+      return use(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  read(dest: Uint8Array, position: number): number {
+    if (dest.length === 0) return 0;
+    return this.withFd((fd) => {
+      try {
+        return readSync(fd, dest, 0, dest.length, position);
+      } catch (e) {
+        throw fileError(this.displayName, e);
+      }
+    });
+  }
+}
+
+/** A member's bytes: a slice of the archive, or a thin member's own file. */
+export function archiveMemberSource(file: ByteSource, archivePath: string, member: ArchiveMember): ByteSource {
+  if (!member.thin) return sliceSource(file, member.dataOffset, member.size);
+  return new ReopeningFileSource(thinMemberPath(archivePath, member.name), member.name);
+}
+
 function openMember(
-  file: ByteSource, member: ArchiveMember, engine: Engine, fallback: Engine, decompress: DecompressOptions, opened: DecompressedInput[],
+  file: ByteSource, archivePath: string, member: ArchiveMember, engine: Engine, fallback: Engine, decompress: DecompressOptions,
+  opened: DecompressedInput[],
 ): OpenMember {
-  const input = decompressMember(sliceSource(file, member.dataOffset, member.size), decompress);
+  const input = decompressMember(archiveMemberSource(file, archivePath, member), decompress);
   opened.push(input);
   const { entries, object } = memberBundleEntries(input.source, engine, fallback);
   const objectHostEntries = new Set<number>();
@@ -144,16 +198,11 @@ function openMember(
 /** CheckHeterogeneousArchive: every member's bundle IDs (members not decompressed, as in LLVM 19). */
 function checkInputArchive(file: ByteSource, path: string, engine: Engine, fallback: Engine): void {
   const archive = readArchive(file, { engine });
-  if (archive.thin) throw thinArchiveError(path);
   for (const member of archive.members) {
-    const { entries } = memberBundleEntries(sliceSource(file, member.dataOffset, member.size), engine, fallback);
+    const { entries } = memberBundleEntries(archiveMemberSource(file, path, member), engine, fallback);
     const message = checkArchiveMemberConflicts(member.name, entries.map((e) => e.id), path);
     if (message !== undefined) throw new OffloadKitError("CONFLICTING_TARGET_IDS", message);
   }
-}
-
-function thinArchiveError(path: string): OffloadKitError {
-  return new OffloadKitError("UNSUPPORTED_ARCHIVE", `'${path}': thin archives are not supported for unbundling (their members are separate files)`);
 }
 
 interface StagedArchive {
@@ -175,10 +224,9 @@ export function unbundleArchive(
     const meta = createEngine(engine.kind, METADATA_WINDOW);
     if (job.checkInputArchive) checkInputArchive(file, path, meta, engine);
     const archive = readArchive(file, { engine: meta });
-    if (archive.thin) throw thinArchiveError(path);
     const opened: DecompressedInput[] = [];
     try {
-      const members = archive.members.map((m) => openMember(file, m, meta, engine, decompress, opened));
+      const members = archive.members.map((m) => openMember(file, path, m, meta, engine, decompress, opened));
       const symbolCache = new Map<string, MemberSymbols>();
       const symbolsOf = (device: DeviceArchiveMember): PackedSymbols | null => {
         const key = `${device.member}:${device.entry.offset}:${device.entry.size}`;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import { createEngine, engine as defaultEngine } from "../engine/select.js";
-import { readExact, sliceSource } from "../engine/source.js";
+import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { isArchive, readArchive } from "../formats/archive.js";
 import { listElfBundleEntries, openElf } from "../formats/elf.js";
@@ -20,7 +20,7 @@ import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js
 import { checkEntry } from "../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../inspect/check.js";
 import { scanBundles } from "../inspect/scan.js";
-import { memberBundleEntries } from "./archive.js";
+import { archiveMemberSource, memberBundleEntries } from "./archive.js";
 import { decompressMember, openDecompressed } from "./decompress.js";
 import { withFile } from "./file-source.js";
 
@@ -59,14 +59,13 @@ interface FoundEntry {
   readonly size: number;
 }
 
-function entriesOfFile(source: ByteSource, engine: Engine, fallback: Engine): { kind: InputKind; entries: FoundEntry[] } {
+function entriesOfFile(path: string, source: ByteSource, engine: Engine, fallback: Engine): { kind: InputKind; entries: FoundEntry[] } {
   const head = readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE));
   if (isArchive(head)) {
     const archive = readArchive(source, { engine });
     const entries: FoundEntry[] = [];
     for (const member of archive.members) {
-      if (member.thin) continue;
-      const input = openDecompressed(sliceSource(source, member.dataOffset, member.size));
+      const input = openDecompressed(archiveMemberSource(source, path, member));
       try {
         for (const e of memberBundleEntries(input.source, engine, fallback).fileOrder) entries.push({ member: member.name, id: e.id, size: e.size });
       } finally {
@@ -108,7 +107,7 @@ export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = 
   try {
     return withFile(path, (source) => {
       const meta = createEngine(engine.kind, METADATA_WINDOW);
-      const { kind, entries } = entriesOfFile(source, meta, engine);
+      const { kind, entries } = entriesOfFile(path, source, meta, engine);
       const checked = entries.map((e) => ({ ...e, verdict: checkEntry(e.id, gpu, { kind: options.kind }) }));
       return {
         path,

@@ -75,7 +75,11 @@ function prepare(dir: string): void {
   ar("dup.a", ["b1.bc", "b1.bc", "b2.bc"], "q");
   ar("ccob.a", ["ccob.bc", "b2.bc"]);
   ar("conflict.a", ["b1.bc", "conflict.bc"]);
-  ar("thin.a", ["b1.bc"], "rc", ["--thin"]);
+  mkdirSync(join(dir, "sub"));
+  cpSync(join(dir, "b1.bc"), join(dir, "sub/t1.bc"));
+  cpSync(join(dir, "b2.bc"), join(dir, "sub/t2.bc"));
+  ar("thin.a", ["sub/t1.bc", "sub/t2.bc", "odd.o"], "rc", ["--thin"]);
+  ar("thin-missing.a", ["sub/t1.bc", "plain.txt"], "rc", ["--thin"]);
   writeFileSync(join(dir, "empty.a"), "!<arch>\n");
 
   // Member names that must not escape: only the last path component names the output member.
@@ -186,6 +190,8 @@ const CASES: [string, string[]][] = [
   ["malformed first member", ["-input=bad-first.a", `-targets=${G("gfx906")}`, ...out(1)]],
   ["not an archive", ["-input=b1.bc", `-targets=${G("gfx906")}`, ...out(1)]],
   ["missing input", ["-input=nope.a", `-targets=${G("gfx906")}`, ...out(1)]],
+  ["thin archive", ["-input=thin.a", `-targets=${G("gfx906")},${G("gfx906:xnack+")}`, ...out(2)]],
+  ["thin archive with -check-input-archive", ["-input=thin.a", "-check-input-archive", `-targets=${G("gfx906")}`, ...out(1)]],
   ["conflicting targets", ["-input=plain.a", `-targets=${G("gfx906")},${G("gfx906:xnack+")}`, ...out(2)]],
   ["outputs mismatch", ["-input=plain.a", `-targets=${G("gfx906")},${G("gfx908")}`, ...out(1)]],
 ];
@@ -223,11 +229,19 @@ describe.skipIf(!hasNative(NATIVE) || !hasNative(AR))("offload-bundler -type=a v
     expect(c.ours.stderr).toMatch(/^TOOL: error: truncated or malformed archive \(characters in size field in archive member header are not all decimal numbers: '12x4' for the archive member header at offset \d+\)\n$/);
   });
 
-  it("thin archives are refused, where the native tool reads the member files (documented)", async () => {
-    const c = await compare(["-input=thin.a", `-targets=${G("gfx906")}`, ...out(1)]);
-    expect(c.native.status).toBe(0);
-    expect(c.ours.status).toBe(1);
-    expect(c.ours.stderr).toContain("thin archives are not supported");
+  it("a thin archive whose member file is gone: the same error", async () => {
+    const id = ++counter;
+    const dirs = [join(root, `n${id}`), join(root, `o${id}`)];
+    for (const d of dirs) {
+      setup(d);
+      rmSync(join(d, "plain.txt"));
+    }
+    const args = ["-type=a", "-unbundle", "-input=thin-missing.a", `-targets=${G("gfx906")}`, "-output=out0.a"];
+    const n = runNative(NATIVE, args, { cwd: dirs[0] });
+    const o = await runInDir(dirs[1], (io) => runBundler("TOOL", args, io));
+    expect(n.status).toBe(1);
+    expect(o.code).toBe(1);
+    expect(o.stderr).toBe(n.stderr.split(nativeTool(NATIVE)!).join("TOOL"));
   });
 
   it("hostile names stay inside the output archive", async () => {
