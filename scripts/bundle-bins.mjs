@@ -12,7 +12,11 @@ export const POLYGLOT_HEADER = `#!/bin/sh\n':' //; unset NODE_EXTRA_CA_CERTS; ex
 
 await build({
   // Explicit output names: from two source folders esbuild would otherwise nest them (bin/, node/).
-  entryPoints: [...bins.map((b) => ({ in: `${root}src/bin/${b}.ts`, out: b })), { in: `${root}src/node/batch-worker.ts`, out: "batch-worker" }],
+  entryPoints: [
+    ...bins.map((b) => ({ in: `${root}src/bin/${b}.ts`, out: b })),
+    { in: `${root}src/node/batch-worker.ts`, out: "batch-worker" },
+    { in: `${root}src/node/compress-worker.ts`, out: "compress-worker" },
+  ],
   outdir: `${root}dist/bin`,
   bundle: true,
   platform: "node",
@@ -31,4 +35,4 @@ for (const b of bins) {
   writeFileSync(file, POLYGLOT_HEADER + text);
   chmodSync(file, 0o755);
 }
-console.log(`bundled ${bins.length} bins and the batch worker into dist/bin/`);
+console.log(`bundled ${bins.length} bins and the batch and compression workers into dist/bin/`);

@@ -69,8 +69,6 @@ function bundleSize(job: BundlerJob, info: FileTypeInfo, sources: readonly FileS
   return last < 0 ? layout.header.length : layout.offsets[last] + sources[last].size;
 }
 
-const COPY_CHUNK = 4 * 1024 * 1024;
-
 /** Writes the uncompressed bundle of `job` into `sink`. */
 function emitBundle(job: BundlerJob, info: FileTypeInfo, sources: readonly FileSource[], sink: BundleSink, copy: (source: FileSource) => void): void {
   if (info.comment !== undefined) {
@@ -90,18 +88,6 @@ function emitBundle(job: BundlerJob, info: FileTypeInfo, sources: readonly FileS
   });
 }
 
-/** Copies a whole file into a sink in chunks (the compressing writer keeps what it is given). */
-function copyChunked(source: FileSource, sink: BundleSink): void {
-  const buffer = new Uint8Array(Math.min(COPY_CHUNK, Math.max(1, source.size)));
-  let at = 0;
-  while (at < source.size) {
-    const n = source.read(buffer.subarray(0, Math.min(buffer.length, source.size - at)), at);
-    if (n <= 0) throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${at}`, { offset: at });
-    sink.write(buffer.subarray(0, n));
-    at += n;
-  }
-}
-
 /** Bundling: one output from one input per target; with `job.compress`, a compressed bundle (CCOB). */
 export function bundleFiles(job: BundlerJob, engine: Engine = defaultEngine(), options: BundleOptions = {}): void {
   const sources: FileSource[] = [];
@@ -114,8 +100,13 @@ export function bundleFiles(job: BundlerJob, engine: Engine = defaultEngine(), o
       if (job.compress) {
         const settings = options.compression ?? { ...LLVM19_COMPRESSION, level: job.compressionLevel ?? LLVM19_COMPRESSION.level };
         const writer = new CompressingWriter(out, settings, bundleSize(job, info, sources));
-        emitBundle(job, info, sources, writer, (source) => copyChunked(source, writer));
-        writer.finish(options.verbose);
+        try {
+          emitBundle(job, info, sources, writer, (source) => writer.copyFrom(source, 0, source.size));
+          writer.finish(options.verbose);
+        } catch (e) {
+          writer.abort();
+          throw e;
+        }
         return;
       }
       emitBundle(job, info, sources, out, (source) => copyRange(engine, source, 0, source.size, out));

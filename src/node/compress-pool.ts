@@ -10,21 +10,33 @@ import { availableParallelism } from "node:os";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { CodecError } from "../compress/codecs.js";
-import { zstdCompress } from "../compress/zstd-wasm.js";
+import { zstdCompress, zstdDecompressFrame } from "../compress/zstd-wasm.js";
+
+/** What a worker does with a chunk: compress it into one frame at a level, or decode one frame into at most `arg` bytes. */
+export type FrameOp = "compress" | "decompress";
 
 export interface FramePool {
-  /** Queues `chunk` (its buffer is transferred) for compression; `done` gets the frame, in submission order. */
-  submit(chunk: Uint8Array, level: number, done: (frame: Uint8Array) => void): void;
+  /** Queues `chunk` (its buffer is transferred) for `op`; `done` gets the result, in submission order. */
+  submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void;
   /** Waits for every queued frame and stops the workers. */
   drain(): void;
+  /** Stops the workers without waiting (after an error). */
+  abort(): void;
   /** Wall-clock seconds from the first submission to the end of drain(). */
   readonly seconds: number;
 }
 
 export interface FrameTask {
   readonly seq: number;
+  readonly op: FrameOp;
   readonly chunk: Uint8Array;
-  readonly level: number;
+  /** Compression level, or output capacity when decoding. */
+  readonly arg: number;
+}
+
+/** One frame of work, in this thread. */
+export function runFrameTask(op: FrameOp, chunk: Uint8Array, arg: number): Uint8Array {
+  return op === "compress" ? zstdCompress(chunk, arg) : zstdDecompressFrame(chunk, arg);
 }
 
 export type FrameReply = { readonly seq: number; readonly frame: Uint8Array } | { readonly seq: number; readonly error: string };
@@ -39,13 +51,14 @@ function workerUrl(): URL | undefined {
 
 class InThreadPool implements FramePool {
   seconds = 0;
-  submit(chunk: Uint8Array, level: number, done: (frame: Uint8Array) => void): void {
+  submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void {
     const t = performance.now();
-    const frame = zstdCompress(chunk, level);
+    const frame = runFrameTask(op, chunk, arg);
     this.seconds += (performance.now() - t) / 1000;
     done(frame);
   }
   drain(): void {}
+  abort(): void {}
 }
 
 class WorkerPool implements FramePool {
@@ -57,6 +70,7 @@ class WorkerPool implements FramePool {
   private nextSeq = 0;
   private nextEmit = 0;
   private started = 0;
+  private stopped = false;
 
   constructor(url: URL, count: number) {
     for (let i = 0; i < count; i++) {
@@ -67,14 +81,14 @@ class WorkerPool implements FramePool {
     }
   }
 
-  submit(chunk: Uint8Array, level: number, done: (frame: Uint8Array) => void): void {
+  submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void {
     if (this.started === 0) this.started = performance.now();
     while (this.workers.every((w) => w.busy >= IN_FLIGHT_PER_WORKER)) this.collect(true);
     const target = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
     const seq = this.nextSeq++;
     this.waiting.set(seq, done);
     target.busy++;
-    const task: FrameTask = { seq, chunk, level };
+    const task: FrameTask = { seq, op, chunk, arg };
     const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
     target.port.postMessage(task, whole ? [chunk.buffer as ArrayBuffer] : []);
     this.collect(false);
@@ -114,12 +128,18 @@ class WorkerPool implements FramePool {
   }
 
   drain(): void {
-    while (this.nextEmit < this.nextSeq) this.collect(true);
+    while (!this.stopped && this.nextEmit < this.nextSeq) this.collect(true);
     if (this.started !== 0) this.seconds = (performance.now() - this.started) / 1000;
     this.stop();
   }
 
+  abort(): void {
+    this.stop();
+  }
+
   private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
     for (const w of this.workers) {
       w.port.close();
       void w.worker.terminate();
@@ -127,7 +147,7 @@ class WorkerPool implements FramePool {
   }
 }
 
-/** A pool sized to the machine (two workers at least, so one core hashes and reads while they compress). */
+/** A pool sized to the machine (two workers at least, so one core hashes, reads and writes while they work). */
 export function framePool(): FramePool {
   const url = workerUrl();
   if (url === undefined) return new InThreadPool();

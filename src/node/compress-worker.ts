@@ -1,8 +1,9 @@
-/** A worker thread of src/node/compress-pool.ts: compresses the chunks it is sent, one zstd frame each. */
+/** A worker thread of src/node/compress-pool.ts: compresses chunks into zstd frames, or decodes frames. */
 import { workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { CodecError } from "../compress/codecs.js";
-import { loadZstd, zstdCompress } from "../compress/zstd-wasm.js";
+import { loadZstd } from "../compress/zstd-wasm.js";
+import { runFrameTask } from "./compress-pool.js";
 import type { FrameReply, FrameTask } from "./compress-pool.js";
 
 const { port, signal } = workerData as { port: MessagePort; signal: Int32Array };
@@ -12,7 +13,7 @@ await loadZstd();
 port.on("message", (task: FrameTask) => {
   let reply: FrameReply;
   try {
-    reply = { seq: task.seq, frame: zstdCompress(task.chunk, task.level) };
+    reply = { seq: task.seq, frame: runFrameTask(task.op, task.chunk, task.arg) };
   } catch (e) {
     reply = { seq: task.seq, error: e instanceof CodecError ? e.message : String(e) };
   }

@@ -5,6 +5,8 @@
  * threads when the bundle is large, src/node/compress-pool.ts), so neither the bundle nor its inputs
  * are ever held whole. The header, known only at the end, is written last over a placeholder.
  */
+import { OffloadKitError } from "../engine/errors.js";
+import type { ByteSource } from "../engine/source.js";
 import {
   ZSTD_FRAME_CHUNK,
   checkVersionLimits,
@@ -12,7 +14,6 @@ import {
   formatCompressionReport,
 } from "../bundler/compressed.js";
 import type { CompressionSettings } from "../bundler/compressed.js";
-import { concatBytes } from "../formats/bytes.js";
 import { CCOB_HEADER_SIZE, CompressionMethod, truncatedHash, writeCcobHeader } from "../formats/ccob.js";
 import { nodeCodecs } from "./codecs.js";
 import type { FramePool } from "./compress-pool.js";
@@ -27,24 +28,26 @@ export interface BundleSink {
   readonly position: number;
 }
 
-const ZEROS = new Uint8Array(64 * 1024);
+/** Bundles larger than this are cut into ZSTD_FRAME_CHUNK frames compressed on worker threads. */
+export const SINGLE_FRAME_MAX = 32 * 1024 * 1024;
 
-/** Bundles at least this large are compressed on worker threads (below it, starting them costs more). */
-export const PARALLEL_THRESHOLD = 2 * ZSTD_FRAME_CHUNK;
+const READ_CHUNK = 4 * 1024 * 1024;
 
 /**
- * Accepts the uncompressed bundle as writes and produces the CCOB into `out`. zlib streams cannot be
- * cut into independent pieces the way zstd frames can, so a zlib bundle is gathered whole first.
+ * Accepts the uncompressed bundle as writes and produces the CCOB into `out`. Input bytes are read
+ * straight into the buffer of the frame they belong to (copyFrom), which is then handed to a worker
+ * without a copy. zlib streams cannot be cut into independent pieces the way zstd frames can, so a
+ * zlib bundle is one buffer.
  */
 export class CompressingWriter implements BundleSink {
   position = 0;
   private readonly hasher = nodeCodecs.md5();
   private hashSeconds = 0;
   private compressSeconds = 0;
-  private pending: Uint8Array[] = [];
-  private pendingSize = 0;
+  private chunk: Uint8Array | undefined;
+  private fill = 0;
   private compressedSize = 0;
-  private readonly headerSize: number;
+  private readonly frameSize: number;
   private readonly pool: FramePool | undefined;
   private readonly held: Uint8Array[] = [];
   private readonly cpuStart = process.cpuUsage();
@@ -52,53 +55,71 @@ export class CompressingWriter implements BundleSink {
   constructor(
     private readonly out: OutputFile,
     private readonly settings: CompressionSettings,
-    expectedSize: number,
+    private readonly expectedSize: number,
   ) {
-    this.headerSize = CCOB_HEADER_SIZE[settings.version];
     checkVersionLimits(settings.version, expectedSize);
     // stdout cannot seek back to the header: there the compressed frames wait in memory.
-    if (out.tempPath !== undefined) out.writeZeros(this.headerSize);
-    const parallel = settings.method === CompressionMethod.Zstd && expectedSize >= PARALLEL_THRESHOLD;
-    this.pool = parallel ? framePool() : undefined;
+    if (out.tempPath !== undefined) out.writeZeros(CCOB_HEADER_SIZE[settings.version]);
+    const oneFrame = settings.method === CompressionMethod.Zlib || expectedSize <= SINGLE_FRAME_MAX;
+    this.frameSize = oneFrame ? Math.max(1, expectedSize) : ZSTD_FRAME_CHUNK;
+    this.pool = oneFrame ? undefined : framePool();
+  }
+
+  /** The buffer the next bytes go into (a new one when the last was handed on). */
+  private space(): Uint8Array {
+    if (this.chunk === undefined) {
+      this.chunk = new Uint8Array(Math.max(1, Math.min(this.frameSize, this.expectedSize - this.position)));
+      this.fill = 0;
+    }
+    return this.chunk.subarray(this.fill);
+  }
+
+  private filled(count: number): void {
+    const t = performance.now();
+    this.hasher.update(this.chunk!.subarray(this.fill, this.fill + count));
+    this.hashSeconds += (performance.now() - t) / 1000;
+    this.fill += count;
+    this.position += count;
+    if (this.fill === this.chunk!.length) this.flushChunk();
   }
 
   write(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
-    const t = performance.now();
-    this.hasher.update(bytes);
-    this.hashSeconds += (performance.now() - t) / 1000;
-    this.position += bytes.length;
-    const chunk = this.settings.method === CompressionMethod.Zlib ? Infinity : ZSTD_FRAME_CHUNK;
-    let rest = bytes;
-    while (rest.length > 0) {
-      const take = Math.min(rest.length, chunk - this.pendingSize);
-      // Inputs are read into reused buffers: keep a copy of what waits for a full chunk.
-      this.pending.push(rest.slice(0, take));
-      this.pendingSize += take;
-      rest = rest.subarray(take);
-      if (this.pendingSize === chunk) this.flushChunk();
+    let done = 0;
+    while (done < bytes.length) {
+      const room = this.space();
+      const n = Math.min(room.length, bytes.length - done);
+      room.set(bytes.subarray(done, done + n));
+      done += n;
+      this.filled(n);
     }
   }
 
   writeZeros(count: number): void {
     while (count > 0) {
-      const n = Math.min(count, ZEROS.length);
-      this.write(ZEROS.subarray(0, n));
+      const n = Math.min(count, this.space().length);
+      this.filled(n); // new buffers are zeroed already
       count -= n;
     }
   }
 
-  private takePending(): Uint8Array {
-    const parts = this.pending;
-    this.pending = [];
-    this.pendingSize = 0;
-    return parts.length === 1 ? parts[0] : concatBytes(parts);
+  /** Copies `length` bytes of `source` from `position` into the bundle, reading straight into frame buffers. */
+  copyFrom(source: ByteSource, position: number, length: number): void {
+    let done = 0;
+    while (done < length) {
+      const room = this.space();
+      const n = source.read(room.subarray(0, Math.min(room.length, length - done, READ_CHUNK)), position + done);
+      if (n <= 0) throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${position + done}`, { offset: position + done });
+      done += n;
+      this.filled(n);
+    }
   }
 
   private flushChunk(): void {
-    const chunk = this.takePending();
+    if (this.chunk === undefined) return;
+    const chunk = this.chunk.subarray(0, this.fill);
+    this.chunk = undefined;
     if (this.pool !== undefined) {
-      this.pool.submit(chunk, this.settings.level, (frame) => this.emit(frame));
+      this.pool.submit("compress", chunk, this.settings.level, (frame) => this.emit(frame));
       return;
     }
     const t = performance.now();
@@ -113,11 +134,17 @@ export class CompressingWriter implements BundleSink {
     else this.held.push(frame);
   }
 
+  /** Stops the workers after an error (the output itself is discarded by withOutputs). */
+  abort(): void {
+    this.pool?.abort();
+  }
+
   /** Compresses what is left and writes the header; -verbose lines go to `verbose`. */
   finish(verbose?: VerboseSink): void {
     const t = performance.now();
     // An empty bundle is still one (empty) frame, as LLVM compresses zero bytes.
-    if (this.pendingSize > 0 || this.position === 0 || this.settings.method === CompressionMethod.Zlib) this.flushChunk();
+    if (this.position === 0) this.space();
+    this.flushChunk();
     if (this.pool !== undefined) {
       this.pool.drain();
       this.compressSeconds = (performance.now() - t) / 1000 + this.pool.seconds;

@@ -19,6 +19,7 @@ import type { Md5Hasher } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
+import { concatBytes } from "../formats/bytes.js";
 import { CCOB_MIN_SIZE, isCompressedBundle, truncatedHash, walkCcobs } from "../formats/ccob.js";
 import type { CcobMember, CcobWalk } from "../formats/ccob.js";
 import {
@@ -27,7 +28,8 @@ import {
   decodeCcobMember,
   formatDecompressionReport,
 } from "../bundler/compressed.js";
-import type { TimerLine } from "../bundler/compressed.js";
+import type { FrameDecoder, TimerLine } from "../bundler/compressed.js";
+import { framePool } from "./compress-pool.js";
 import { nodeCodecs } from "./codecs.js";
 import { fileError } from "./errors.js";
 import { FileSource } from "./file-source.js";
@@ -63,6 +65,27 @@ export interface DecompressOptions {
 
 export const DEFAULT_IN_MEMORY_LIMIT = 256 * 1024 * 1024;
 
+/** Members of several frames holding at least this much are decoded on worker threads. */
+export const PARALLEL_DECODE_MIN = 16 * 1024 * 1024;
+
+/** Decodes the frames of one member on the worker pool (frames we write for large bundles). */
+const parallelFrames: FrameDecoder = (frames, readAt, emit) => {
+  const total = frames.reduce((n, f) => n + (f.contentSize ?? 0), 0);
+  if (total < PARALLEL_DECODE_MIN) {
+    for (const f of frames) emit(nodeCodecs.zstdDecompressFrame(readAt(f.offset, f.size), f.contentSize!));
+    return;
+  }
+  const pool = framePool();
+  try {
+    // slice(): the frame's own buffer, so it can be transferred to the worker.
+    for (const f of frames) pool.submit("decompress", readAt(f.offset, f.size).slice(), f.contentSize!, emit);
+    pool.drain();
+  } catch (e) {
+    pool.abort();
+    throw e;
+  }
+};
+
 export function defaultMaxDecompressedSize(env: Readonly<Record<string, string | undefined>> = process.env): number {
   const text = env.OFFLOAD_KIT_MAX_DECOMPRESSED;
   const value = text === undefined ? NaN : Number(text);
@@ -92,14 +115,12 @@ export function decompressMember(source: ByteSource, member: CcobMember, options
   const cpu = process.cpuUsage();
   const readAt = readerOf(source);
   if (declared <= (options.inMemoryLimit ?? DEFAULT_IN_MEMORY_LIMIT)) {
-    const buffer = new Uint8Array(declared);
-    let at = 0;
-    const result = decodeCcobMember(readAt, member, nodeCodecs, (chunk) => {
-      buffer.set(chunk, at);
-      at += chunk.length;
-    }, hasher);
+    // A member LLVM wrote is one frame: its output is used as is, without a copy into a second buffer.
+    const chunks: Uint8Array[] = [];
+    const result = decodeCcobMember(readAt, member, nodeCodecs, (chunk) => chunks.push(chunk), hasher, parallelFrames);
     const recalculatedHash = report(verbose, member, result.seconds, cpuSeconds(cpu), hasher);
-    return { source: bytesSource(buffer.subarray(0, result.size)), member, recalculatedHash, close() {} };
+    const bytes = chunks.length === 1 ? chunks[0] : concatBytes(chunks);
+    return { source: bytesSource(bytes), member, recalculatedHash, close() {} };
   }
   const dir = mkdtempSync(join(tmpdir(), "offload-kit-ccob-"));
   const path = join(dir, "decompressed");
@@ -117,7 +138,7 @@ export function decompressMember(source: ByteSource, member: CcobMember, options
         }
       }
       at += chunk.length;
-    }, hasher);
+    }, hasher, parallelFrames);
     closeSync(fd);
     fd = undefined;
     const recalculatedHash = report(verbose, member, result.seconds, cpuSeconds(cpu), hasher);
