@@ -21,8 +21,9 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import { createEngine, engine as defaultEngine } from "../engine/select.js";
-import { readExact, sliceSource } from "../engine/source.js";
+import { bytesSource, readExact, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
+import { claimWindow } from "../engine/window.js";
 import { layoutArchive, readArchive } from "../formats/archive.js";
 import type { ArchiveLayout, ArchiveMember, NewArchiveMember, PackedSymbols } from "../formats/archive.js";
 import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
@@ -205,6 +206,22 @@ function checkInputArchive(file: ByteSource, path: string, engine: Engine, fallb
   }
 }
 
+/**
+ * A payload to index: read whole into the engine window when it fits (one read instead of one per
+ * page the bitcode walk touches), else read in place.
+ */
+function payloadForSymbols(engine: Engine, source: ByteSource, entry: IndexedEntry): ByteSource {
+  if (entry.size > engine.windowCapacity) return sliceSource(source, entry.offset, entry.size);
+  const window = claimWindow(engine).subarray(0, entry.size);
+  let done = 0;
+  while (done < entry.size) {
+    const n = source.read(window.subarray(done), entry.offset + done);
+    if (n <= 0) throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${entry.offset + done}`, { offset: entry.offset + done });
+    done += n;
+  }
+  return bytesSource(window);
+}
+
 interface StagedArchive {
   readonly target: number;
   readonly layout: ArchiveLayout;
@@ -233,7 +250,7 @@ export function unbundleArchive(
         let symbols = symbolCache.get(key);
         if (symbols === undefined) {
           try {
-            symbols = archiveMemberSymbols(sliceSource(members[device.member].source, device.entry.offset, device.entry.size));
+            symbols = archiveMemberSymbols(payloadForSymbols(engine, members[device.member].source, device.entry));
           } catch (e) {
             // createFileError(MemberName, ...): the output member's name, quoted.
             if (isOffloadKitError(e)) throw new OffloadKitError(e.code, `'${device.name}': ${e.message}`, { offset: e.offset, field: e.field, cause: e });
