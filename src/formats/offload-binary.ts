@@ -196,6 +196,13 @@ export interface ReadOffloadOptions {
   maxVersion?: 1 | 2 | 3;
 }
 
+/**
+ * How much a metadata load reads: binaries are mostly image, and their headers, entries and strings take
+ * a few hundred bytes, so reading the whole window (1 MiB) at each binary of a large file would copy
+ * megabytes for nothing (measured: 8 x 1 MiB per 8-image file).
+ */
+const METADATA_PROBE = 64 * 1024;
+
 /** Default limit for growing the window over spread-out metadata. */
 export const OFFLOAD_MAX_METADATA_WINDOW = 16 << 20;
 
@@ -298,7 +305,7 @@ function walk(source: ByteSource, engine: Engine, w: Window, maxWindow: number, 
   let position = 0;
   let entry = -1;
   let string = -1;
-  if (size > 0 && !w.holds(0, Math.min(size, OFFLOAD_HEADER_SIZE_V3))) w.load(0);
+  if (size > 0 && !w.holds(0, Math.min(size, OFFLOAD_HEADER_SIZE_V3))) w.load(0, METADATA_PROBE);
   while (position < size) {
     const status = engine.walkOffloadBinaries(w.position, w.length, size, position, entry, string, OFFLOAD_MAX_RECORDS, maxVersion);
     const f64 = engine.views().f64;
@@ -339,11 +346,16 @@ function walk(source: ByteSource, engine: Engine, w: Window, maxWindow: number, 
     if (status === Status.DONE) break;
     if (status === Status.MORE) {
       const needLo = f64[base + R_AUX1]!;
-      if (needLo >= 0) w.load(needLo);
+      if (needLo >= 0) w.load(needLo, Math.max(METADATA_PROBE, f64[base + R_AUX2]! - needLo));
       continue;
     }
     const code = statusName(status) ?? "OFFLOAD_BAD_MAGIC";
     const errorPos = f64[base + R_ERROR_POS]!;
+    if (code === "OFFLOAD_METADATA_TOO_WIDE" && w.length < engine.windowCapacity && w.end < size) {
+      // The window was a probe: read all it can hold from the same place before calling it too wide.
+      w.load(f64[base + R_AUX1]!);
+      continue;
+    }
     if (code === "OFFLOAD_METADATA_TOO_WIDE" && engine.windowCapacity < maxWindow) {
       // Rare (LLVM writes metadata contiguously): widen the window and retry the same step.
       // Read the wanted range first: growing Wasm memory detaches the `f64` view.

@@ -1,7 +1,7 @@
 /**
  * The text `llvm-objdump --offloading` prints (llvm/tools/llvm-objdump/OffloadDump.cpp, release 19), for
- * `offload-kit ls --objdump`: for an object file the `<file>:\tfile format <name>` line of llvm-objdump
- * itself (ELFObjectFile::getFileFormatName) between blank lines, then for every image
+ * `offload-kit ls --objdump`: for an object file a blank line and the `<file>:\tfile format <name>` line of
+ * llvm-objdump itself (ELFObjectFile::getFileFormatName), then for every image
  *
  *     \nOFFLOADING IMAGE [<n>]:\nkind            <kind>\narch            <arch>\ntriple          <triple>\nproducer        <kind name>\n
  *
