@@ -3,7 +3,8 @@
 // they write; header fields and hash must equal theirs for the same input. The golden -list outputs of
 // both tools on every fixture (test/fixtures/ccob/*.list{19,22}.txt) are compared with ours; where the
 // native tools fail and we read the file, the difference is asserted as documented, not skipped.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -128,3 +129,33 @@ describe.skipIf(!hasNative("clang-offload-bundler-19") || !hasNative("clang-offl
     }
   });
 });
+
+const BUILT = new URL("../../dist/bin/offload-bundler.js", import.meta.url).pathname;
+
+describe.skipIf(!existsSync(BUILT) || !hasNative("clang-offload-bundler-19") || !hasNative("clang-offload-bundler-22"))(
+  "the built CLI (frames compressed and decoded on worker threads)",
+  () => {
+    it("writes what 19 and 22 unbundle, and reads its own frames back in parallel", () => {
+      const host = makeInput("w-host", 1000, true, 9);
+      const dev = makeInput("w-dev", SINGLE_FRAME_MAX + 5 * ZSTD_FRAME_CHUNK + 3, true, 10);
+      const built = (args: string[], env: Record<string, string> = {}) =>
+        spawnSync(process.execPath, [BUILT, ...args], { cwd: root, encoding: "utf8", env: { ...process.env, ...env } });
+      for (const [version, native] of [["2", "clang-offload-bundler-19"], ["3", "clang-offload-bundler-22"]] as const) {
+        const made = built(["-type=bc", `-targets=${HOST},${G906}`, `-input=${host}`, `-input=${dev}`, `-output=w${version}.ccob`, "-compress"], {
+          COMPRESSED_BUNDLE_FORMAT_VERSION: version,
+        });
+        expect([made.status, made.stderr]).toEqual([0, ""]);
+        const file = new Uint8Array(readFileSync(join(root, `w${version}.ccob`)));
+        const header = parseCcobHeader(file);
+        expect(walkZstdFrames((p, n) => file.subarray(p, p + n), header.headerSize, file.length - header.headerSize)).toHaveLength(
+          Math.ceil(header.uncompressedSize / ZSTD_FRAME_CHUNK),
+        );
+        const theirs = runNative(native, ["-type=bc", "-unbundle", `-targets=${G906}`, `-input=w${version}.ccob`, "-output=w-native"], { cwd: root });
+        expect(theirs.status, theirs.stderr).toBe(0);
+        const mine = built(["-type=bc", "-unbundle", `-targets=${G906}`, `-input=w${version}.ccob`, "-output=w-ours"]);
+        expect([mine.status, mine.stderr]).toEqual([0, ""]);
+        for (const out of ["w-native", "w-ours"]) expect(Buffer.compare(readFileSync(join(root, out)), readFileSync(join(root, dev)))).toBe(0);
+      }
+    }, 120_000);
+  },
+);
