@@ -161,3 +161,25 @@ describe("OffloadBundlerConfig's environment", () => {
     ]);
   });
 });
+
+describe("mutated compressed bundles", () => {
+  it("decode or fail with OffloadKitError only, and the codecs still work afterwards", async () => {
+    const bases = [fixture("host-gfx906.19.ccob"), fixture("host-gfx906.22.ccob"), fixture("v2-zlib.ccob"), fixture("multi.19.ccob")];
+    let seed = 99;
+    const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 0x1000000;
+    for (let i = 0; i < 600; i++) {
+      const base = bases[i % bases.length];
+      const bytes = base.slice(0, random() < 0.2 ? Math.floor(random() * base.length) : base.length);
+      for (let k = 0; k < 1 + Math.floor(random() * 4); k++) {
+        if (bytes.length > 8) bytes[8 + Math.floor(random() * (bytes.length - 8))] = Math.floor(random() * 256);
+      }
+      try {
+        const out = await decompressBundle(bytes, { codecs: nodeCodecs, maxDecompressedSize: 1 << 20 });
+        expect(out.length).toBeLessThanOrEqual(Math.max(bytes.length, 1 << 20));
+      } catch (e) {
+        expect(e, String(e)).toBeInstanceOf(OffloadKitError);
+      }
+    }
+    expect(await decompressBundle(fixture("host-gfx906.19.ccob"), { codecs: nodeCodecs })).toEqual(plain);
+  });
+});
