@@ -96,6 +96,33 @@ for (const [label, size] of Object.entries(SIZES)) {
   await suite(`header walk, ${label}`, head.bytes.length, (engine) => engine.views().window.set(head.bytes), (engine) => walkAll(engine, head.bytes.length, head.total));
 }
 
+// Offload binaries (0x10FF10AD) back to back, each an image with triple, arch and feature strings.
+const { writeOffloadBinary } = await import("../dist/formats/offload-binary.js");
+const { OFFLOAD_MAX_RECORDS } = await import("../dist/engine/layout.js");
+function offloadBlob(size) {
+  const one = writeOffloadBinary({
+    imageKind: 1, offloadKind: 1, image: new Uint8Array(8),
+    strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx90a:xnack+"], ["feature", "+xnack"]],
+  });
+  const bytes = new Uint8Array(Math.max(one.length, size - (size % one.length)));
+  for (let at = 0; at + one.length <= bytes.length; at += one.length) bytes.set(one, at);
+  return bytes;
+}
+function walkOffload(engine, length) {
+  const f64 = engine.views().f64;
+  let [position, entry, string] = [0, -1, -1];
+  for (;;) {
+    const status = engine.walkOffloadBinaries(0, length, length, position, entry, string, OFFLOAD_MAX_RECORDS, 3);
+    if (status < 0) throw new Error(`offload walk failed with status ${status}`);
+    if (status === 0) return;
+    [position, entry, string] = [f64[(0x100 >>> 3) + 2], f64[(0x100 >>> 3) + 3], f64[(0x100 >>> 3) + 5]];
+  }
+}
+for (const [label, size] of Object.entries(SIZES)) {
+  const blob = offloadBlob(size);
+  await suite(`offload binary walk, ${label === "64 B" ? "one binary" : label}`, blob.length, (engine) => engine.views().window.set(blob), (engine) => walkOffload(engine, blob.length));
+}
+
 printTable("Wasm vs TS twin (in-process, benny)", [
   ["case", "wasm", "ts", "unit", "wasm/ts"],
   ...Object.entries(summary).map(([k, v]) => [k, v.wasm.toFixed(1), v.ts.toFixed(1), v.unit, v.wasmOverTs.toFixed(2)]),
