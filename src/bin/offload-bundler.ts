@@ -1,5 +1,10 @@
 #!/usr/bin/env node
 import { processIO, invokedName } from "../cli/io.js";
 import { runBundler } from "../cli/offload-bundler.js";
+import { mayNeedZstd } from "../cli/zstd-preload.js";
+import { loadNodeCodecs } from "../node/codecs.js";
 
-process.exitCode = runBundler(invokedName(process.argv[1], "offload-bundler"), process.argv.slice(2), processIO());
+const args = process.argv.slice(2);
+// libzstd loads asynchronously; the run itself is synchronous. Load it only when the run may use it.
+if (mayNeedZstd(args, process.env, process.cwd())) await loadNodeCodecs();
+process.exitCode = runBundler(invokedName(process.argv[1], "offload-bundler"), args, processIO());

@@ -1,18 +1,23 @@
 /**
  * Compression in Node: node:zlib (zlib itself, as LLVM links it), node:crypto's MD5 (OpenSSL, the
  * fastest MD5 measured here: 706 MiB/s against 517 for hash-wasm, 502 for js-md5, 238 for spark-md5,
- * 82 for @noble/hashes; bench/ccob.mjs) and the libzstd WebAssembly build. The WebAssembly module is
- * instantiated by a top-level await when this module is first imported, so every reader above it can
- * stay synchronous (openDecompressed is called from synchronous code, once per archive member too).
- * Node 20's zlib has no zstd.
+ * 82 for @noble/hashes; bench/ccob.mjs) and the libzstd WebAssembly build. Node 20's zlib has no zstd.
+ *
+ * Every reader above is synchronous (openDecompressed is called from synchronous code, once per
+ * archive member too), but libzstd loads asynchronously, and loading it costs ~15 ms that a run without
+ * zstd data should not pay. So: the CLIs `await loadNodeCodecs()` when their input may need it
+ * (src/bin/), and a synchronous call that comes before it has loaded runs on a helper worker thread
+ * instead (compress-pool.ts runOnWorker), which is correct, only slower to start.
  */
 import { createHash } from "node:crypto";
 import { deflateSync, inflateSync } from "node:zlib";
 import { CodecError, ZLIB_ERRORS } from "../compress/codecs.js";
 import type { Codecs } from "../compress/codecs.js";
-import { loadZstd, zstdCompress, zstdDecompressFrame } from "../compress/zstd-wasm.js";
+import { loadZstd, zstdCompress, zstdDecompressFrame, zstdLoaded } from "../compress/zstd-wasm.js";
+import { runOnWorker } from "./compress-pool.js";
 
-await loadZstd();
+// A TypeScript runner (the tests) cannot start the helper worker: load libzstd up front there.
+if (import.meta.url.endsWith(".ts")) await loadZstd();
 
 function asBytes(buffer: Buffer): Uint8Array {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
@@ -27,10 +32,20 @@ function zlibError(error: unknown): CodecError {
   return new CodecError(ZLIB_ERRORS.Z_DATA_ERROR);
 }
 
+function onWorker(op: "compress" | "decompress", bytes: Uint8Array, arg: number): Uint8Array {
+  const result = runOnWorker(op, bytes, arg);
+  if (result === undefined) throw new CodecError("libzstd is not loaded yet (await loadNodeCodecs() first)");
+  return result;
+}
+
 export const nodeCodecs: Codecs = {
   name: "node",
-  zstdCompress,
-  zstdDecompressFrame,
+  zstdCompress(bytes, level) {
+    return zstdLoaded() ? zstdCompress(bytes, level) : onWorker("compress", bytes, level);
+  },
+  zstdDecompressFrame(frame, capacity) {
+    return zstdLoaded() ? zstdDecompressFrame(frame, capacity) : onWorker("decompress", frame, capacity);
+  },
   zlibCompress(bytes, level) {
     return asBytes(deflateSync(bytes, { level }));
   },
@@ -54,3 +69,9 @@ export const nodeCodecs: Codecs = {
     };
   },
 };
+
+/** nodeCodecs with libzstd loaded in this thread (no helper worker needed afterwards). */
+export async function loadNodeCodecs(): Promise<Codecs> {
+  await loadZstd();
+  return nodeCodecs;
+}

@@ -127,8 +127,13 @@ class WorkerPool implements FramePool {
     }
   }
 
-  drain(): void {
+  /** Waits for every queued frame; the workers stay up. */
+  flush(): void {
     while (!this.stopped && this.nextEmit < this.nextSeq) this.collect(true);
+  }
+
+  drain(): void {
+    this.flush();
     if (this.started !== 0) this.seconds = (performance.now() - this.started) / 1000;
     this.stop();
   }
@@ -145,6 +150,30 @@ class WorkerPool implements FramePool {
       void w.worker.terminate();
     }
   }
+}
+
+let helper: WorkerPool | undefined;
+
+/**
+ * Runs one frame task on a worker thread and waits for it: how a synchronous caller gets zstd before
+ * this thread has loaded libzstd (its loading is asynchronous). One worker, started on first use and
+ * kept (unref'd) for the next calls. Undefined under a TypeScript runner, where workers cannot start.
+ */
+export function runOnWorker(op: FrameOp, chunk: Uint8Array, arg: number): Uint8Array | undefined {
+  const url = workerUrl();
+  if (url === undefined) return undefined;
+  helper ??= new WorkerPool(url, 1);
+  let result: Uint8Array | undefined;
+  try {
+    // A copy the worker may own: the caller's bytes stay usable.
+    helper.submit(op, chunk.slice(), arg, (frame) => (result = frame));
+    helper.flush();
+  } catch (e) {
+    // A failed task stops the pool: the next call starts a fresh worker.
+    helper = undefined;
+    throw e;
+  }
+  return result;
 }
 
 /** A pool sized to the machine (two workers at least, so one core hashes, reads and writes while they work). */
