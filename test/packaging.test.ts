@@ -33,7 +33,7 @@ describe("package", () => {
     for (const [name, file] of Object.entries<string>(pkg.bin)) {
       expect(existsSync(join(root, file)), file).toBe(true);
       // POSIX sh / JS polyglot (scripts/bundle-bins.mjs): sh drops NODE_EXTRA_CA_CERTS, then execs node.
-      expect(readFileSync(join(root, file), "utf8").startsWith(`#!/bin/sh\n':' //; unset NODE_EXTRA_CA_CERTS; exec node "$0" "$@"\n`), name).toBe(true);
+      expect(readFileSync(join(root, file), "utf8").startsWith(`#!/bin/sh\n':' //; unset NODE_EXTRA_CA_CERTS; exec node --max-semi-space-size=1 "$0" "$@"\n`), name).toBe(true);
     }
     // Both ways of starting a bin: as an executable (through sh) and with node directly.
     const direct = execFileSync(join(root, pkg.bin["offload-bundler"]), ["--version"], { encoding: "utf8" });

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 import { invokedName, processIO } from "../cli/io.js";
 import { runOffloadKit } from "../cli/offload-kit.js";
+import { mayNeedZstd } from "../cli/zstd-preload.js";
 import { loadNodeCodecs } from "../node/codecs.js";
 
-// Inspection reads compressed bundles and offload binaries anywhere (folders too): load libzstd up front.
-await loadNodeCodecs();
+// libzstd costs ~12 MiB and ~15 ms to load: only when the first files are compressed or a folder is
+// walked. Compressed data found later (embedded, deeper in a batch) is decoded on a helper worker.
+const args = process.argv.slice(2);
+if (mayNeedZstd(args.slice(1), process.env, process.cwd(), { sample: 16, directories: true })) await loadNodeCodecs();
 
-process.exitCode = await runOffloadKit(invokedName(process.argv[1], "offload-kit"), process.argv.slice(2), processIO(), process.stderr.isTTY === true);
+process.exitCode = await runOffloadKit(invokedName(process.argv[1], "offload-kit"), args, processIO(), process.stderr.isTTY === true);

@@ -7,10 +7,11 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 
-function startsWithCcob(path: string, cwd: string): boolean {
+function startsWithCcob(path: string, cwd: string, directories: boolean): boolean {
   try {
     const full = resolve(cwd, path);
     const stat = statSync(full, { throwIfNoEntry: false });
+    if (stat !== undefined && stat.isDirectory()) return directories;
     if (stat === undefined || !stat.isFile() || stat.size < 20) return false;
     const fd = openSync(full, "r");
     try {
@@ -24,12 +25,29 @@ function startsWithCcob(path: string, cwd: string): boolean {
   }
 }
 
-export function mayNeedZstd(args: readonly string[], env: Readonly<Record<string, string | undefined>>, cwd: string): boolean {
+export interface PreloadOptions {
+  /** Look at no more than this many paths (a batch of thousands is homogeneous; its first files tell). */
+  readonly sample?: number;
+  /** A directory argument counts as "may need it" (commands that walk folders). */
+  readonly directories?: boolean;
+}
+
+export function mayNeedZstd(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  options: PreloadOptions = {},
+): boolean {
   if (env.OFFLOAD_BUNDLER_COMPRESS === "1" && env.OFFLOAD_BUNDLER_IGNORE_ENV_VAR !== "1") return true;
+  let budget = options.sample ?? Infinity;
   for (const arg of args) {
     if (/^--?compress(=|$)/.test(arg)) return true;
     const value = arg.startsWith("-") ? arg.slice(arg.indexOf("=") + 1 || arg.length) : arg;
-    for (const path of value.split(",")) if (path !== "" && startsWithCcob(path, cwd)) return true;
+    for (const path of value.split(",")) {
+      if (path === "") continue;
+      if (budget-- <= 0) return false;
+      if (startsWithCcob(path, cwd, options.directories ?? false)) return true;
+    }
   }
   return false;
 }

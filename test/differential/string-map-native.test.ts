@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StringMapModel, stringMapOrder, type StringMapHash } from "../../src/llvm/string-map.js";
+import { hasNative } from "../native.js";
 
 const run = promisify(execFile);
 
@@ -37,8 +38,9 @@ const VERSIONS: Version[] = [
   { version: 22, hash: "xxh3" },
 ];
 
+/** Through test/native.ts, so CI (OFFLOAD_KIT_REQUIRE_NATIVE=1) fails instead of skipping. */
 function onPath(command: string): boolean {
-  return spawnSync(command, ["--version"], { stdio: "ignore" }).error === undefined;
+  return hasNative(command);
 }
 
 function bundler(version: number): string {

@@ -21,6 +21,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { hasNative } from "../native.js";
 import {
   AMDGCN_PROCESSORS,
   OFFLOAD_ARCH_NAMES,
@@ -46,8 +47,9 @@ function binary(version: LlvmVersion): string {
   return `clang-offload-bundler-${version}`;
 }
 
+/** Through test/native.ts, so CI (OFFLOAD_KIT_REQUIRE_NATIVE=1) fails instead of skipping. */
 function onPath(command: string): boolean {
-  return spawnSync("sh", ["-c", `command -v ${command}`]).status === 0;
+  return hasNative(command);
 }
 
 const available = Object.fromEntries(VERSIONS.map((version) => [version, onPath(binary(version))])) as Record<LlvmVersion, boolean>;
