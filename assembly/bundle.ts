@@ -69,28 +69,33 @@ export function walkBundle(winPos: f64, winLen: u32, bufSize: f64, pos: f64, ind
   const size = <u64>bufSize;
   const wStart = <u64>winPos;
   const wEnd = wStart + <u64>winLen;
+  // Bytes that are both inside the input and in the window: an entry wholly below this passes every
+  // bounds check at once (the fast path below; measured 1.97x -> see bench/kernels.mjs).
+  const limit = min<u64>(size, wEnd);
   const cap = min<u32>(maxRecords, <u32>(RECORDS_BYTES / (BUNDLE_RECORD_F64S * 8)));
   const win = windowPtr();
   let p = <u64>pos;
   let i = <u64>index;
   let written: u32 = 0;
-  // The count stays an f64: a hostile count near 2^64 must not be converted to u64 (that can trap).
-  while (<f64>i < count) {
+  // A hostile count near 2^64 must not be converted to u64 by a trapping conversion.
+  const total: u64 = count < 18446744073709551616.0 ? <u64>count : u64.MAX_VALUE;
+  while (i < total) {
     if (written == cap) return finish(Status.MORE, written, p, i, 0);
-    // The same order as ReadHeader: offset, size, ID length, ID bytes, then offset/size sanity.
-    if (p + 8 > size) return finish(Status.BUNDLE_OFFSET_TRUNCATED, written, p, i, p);
-    if (p + 16 > size) return finish(Status.BUNDLE_SIZE_TRUNCATED, written, p, i, p + 8);
-    if (p + 24 > size) return finish(Status.BUNDLE_ID_LENGTH_TRUNCATED, written, p, i, p + 16);
-    if (p < wStart || p + BUNDLE_ENTRY_FIXED > wEnd) return finish(Status.MORE, written, p, i, 0);
-    const at = win + <usize>(p - wStart);
-    const offset = load<u64>(at);
-    const entrySize = load<u64>(at, 8);
-    const idLen = load<u64>(at, 16);
-    if (idLen > size - (p + BUNDLE_ENTRY_FIXED)) return finish(Status.BUNDLE_ID_TRUNCATED, written, p, i, p + 16);
-    if (p + BUNDLE_ENTRY_FIXED + idLen > wEnd) {
-      if (BUNDLE_ENTRY_FIXED + idLen > <u64>getWindowCapacity()) {
-        return finish(Status.BUNDLE_ID_TOO_LONG, written, p, i, p + 16);
+    let offset: u64, entrySize: u64, idLen: u64;
+    if (p >= wStart && p + BUNDLE_ENTRY_FIXED <= limit) {
+      const at = win + <usize>(p - wStart);
+      offset = load<u64>(at);
+      entrySize = load<u64>(at, 8);
+      idLen = load<u64>(at, 16);
+      if (idLen > limit - (p + BUNDLE_ENTRY_FIXED)) {
+        const status = idSlowPath(p, idLen, size, wEnd);
+        if (status != Status.DONE) return finish(status, written, p, i, status == Status.MORE ? 0 : p + 16);
       }
+    } else {
+      // The same order as ReadHeader: offset, size, ID length, ID bytes, then offset/size sanity.
+      if (p + 8 > size) return finish(Status.BUNDLE_OFFSET_TRUNCATED, written, p, i, p);
+      if (p + 16 > size) return finish(Status.BUNDLE_SIZE_TRUNCATED, written, p, i, p + 8);
+      if (p + 24 > size) return finish(Status.BUNDLE_ID_LENGTH_TRUNCATED, written, p, i, p + 16);
       return finish(Status.MORE, written, p, i, 0);
     }
     if (offset == 0) return finish(Status.BUNDLE_OFFSET_ZERO, written, p, i, p);
@@ -106,4 +111,13 @@ export function walkBundle(winPos: f64, winLen: u32, bufSize: f64, pos: f64, ind
     written++;
   }
   return finish(Status.DONE, written, p, i, 0);
+}
+
+/** Why an entry's ID does not fit below the fast-path limit: past the input, too long, or just past the window. */
+function idSlowPath(p: u64, idLen: u64, size: u64, wEnd: u64): Status {
+  if (idLen > size - (p + BUNDLE_ENTRY_FIXED)) return Status.BUNDLE_ID_TRUNCATED;
+  if (p + BUNDLE_ENTRY_FIXED + idLen > wEnd) {
+    return BUNDLE_ENTRY_FIXED + idLen > <u64>getWindowCapacity() ? Status.BUNDLE_ID_TOO_LONG : Status.MORE;
+  }
+  return Status.DONE;
 }
