@@ -15,7 +15,8 @@
  * |           | 8    | entry ID length L                      |
  * |           | L    | entry ID                               |
  *
- * Records (5 x f64 each): entry position, ID position, ID length, payload offset, payload size.
+ * Records (4 x f64 each): ID position, ID length, payload offset, payload size (the entry starts 24
+ * bytes before its ID; not stored, one store fewer per entry).
  */
 import {
   RECORDS, RECORDS_BYTES, R_AUX0, R_COUNT, R_ERROR_POS, R_NEXT_INDEX, R_NEXT_POS, R_STATUS,
@@ -26,7 +27,7 @@ import { Status } from "./status";
 export const BUNDLE_MAGIC_SIZE: u64 = 24;
 export const BUNDLE_HEAD_SIZE: u64 = 32;
 export const BUNDLE_ENTRY_FIXED: u64 = 24;
-export const BUNDLE_RECORD_F64S: i32 = 5;
+export const BUNDLE_RECORD_F64S: i32 = 4;
 
 const MAGIC_BYTES = memory.data<u8>([
   0x5f, 0x5f, 0x43, 0x4c, 0x41, 0x4e, 0x47, 0x5f, 0x4f, 0x46, 0x46, 0x4c, 0x4f, 0x41, 0x44, 0x5f,
@@ -101,11 +102,10 @@ export function walkBundle(winPos: f64, winLen: u32, bufSize: f64, pos: f64, ind
     if (offset == 0) return finish(Status.BUNDLE_OFFSET_ZERO, written, p, i, p);
     if (entrySize > size || offset > size - entrySize) return finish(Status.BUNDLE_PAYLOAD_OUT_OF_BOUNDS, written, p, i, p);
     const rec = RECORDS + <usize>written * <usize>(BUNDLE_RECORD_F64S * 8);
-    store<f64>(rec, <f64>p);
-    store<f64>(rec, <f64>(p + BUNDLE_ENTRY_FIXED), 8);
-    store<f64>(rec, <f64>idLen, 16);
-    store<f64>(rec, <f64>offset, 24);
-    store<f64>(rec, <f64>entrySize, 32);
+    store<f64>(rec, <f64>(p + BUNDLE_ENTRY_FIXED));
+    store<f64>(rec, <f64>idLen, 8);
+    store<f64>(rec, <f64>offset, 16);
+    store<f64>(rec, <f64>entrySize, 24);
     p += BUNDLE_ENTRY_FIXED + idLen;
     i++;
     written++;

@@ -25,8 +25,8 @@ export const R_AUX2 = 7;
 /** Where the TS twin puts its window (the Wasm engine's window sits above its heap base instead). */
 export const TS_WINDOW_BASE = 0x10000;
 
-/** Bundle walk records: five f64 per entry. */
-export const BUNDLE_RECORD_F64S = 5;
+/** Bundle walk records: four f64 per entry (ID position, ID length, payload offset, payload size). */
+export const BUNDLE_RECORD_F64S = 4;
 export const BUNDLE_MAX_RECORDS = Math.floor(RECORDS_BYTES / (BUNDLE_RECORD_F64S * 8));
 /** Offload binary walk records (assembly/offload-binary.ts): ten f64 each, the first one the record type. */
 export const OFFLOAD_RECORD_F64S = 10;

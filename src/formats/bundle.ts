@@ -170,10 +170,10 @@ export function readBinaryBundle(input: ByteSource | Uint8Array, options: ReadOp
     for (let k = 0; k < written; k++) {
       const rec = (RECORDS >>> 3) + k * BUNDLE_RECORD_F64S;
       entries.push({
-        headerOffset: f64[rec],
-        id: latin1Decode(w.view(f64[rec + 1], f64[rec + 2])),
-        offset: f64[rec + 3],
-        size: f64[rec + 4],
+        headerOffset: f64[rec] - BUNDLE_ENTRY_FIXED_SIZE,
+        id: latin1Decode(w.view(f64[rec], f64[rec + 1])),
+        offset: f64[rec + 2],
+        size: f64[rec + 3],
       });
     }
     position = f64[resultBase + R_NEXT_POS];

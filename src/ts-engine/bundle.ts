@@ -73,11 +73,10 @@ export function walkBundle(
       return finish(mem, Status.BUNDLE_PAYLOAD_OUT_OF_BOUNDS, written, p, i, p);
     }
     const rec = (RECORDS >>> 3) + written * BUNDLE_RECORD_F64S;
-    mem.f64[rec] = p;
-    mem.f64[rec + 1] = p + ENTRY_FIXED;
-    mem.f64[rec + 2] = idLength;
-    mem.f64[rec + 3] = offset;
-    mem.f64[rec + 4] = entrySize;
+    mem.f64[rec] = p + ENTRY_FIXED;
+    mem.f64[rec + 1] = idLength;
+    mem.f64[rec + 2] = offset;
+    mem.f64[rec + 3] = entrySize;
     p += ENTRY_FIXED + idLength;
     i++;
     written++;
