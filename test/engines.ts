@@ -1,5 +1,6 @@
 /** The engines every behavioural test runs over (STYLE habit 7). */
 import type { Engine, EngineKind } from "../src/engine/engine.js";
+import { OffloadKitError } from "../src/engine/errors.js";
 import { createEngine } from "../src/engine/select.js";
 
 export const ENGINE_KINDS: readonly EngineKind[] = ["wasm", "ts"];
@@ -26,4 +27,22 @@ export function randomBytes(next: () => number, length: number, alphabet?: Uint8
     out[i] = alphabet ? alphabet[Math.floor(next() * alphabet.length)] : Math.floor(next() * 256);
   }
   return out;
+}
+
+/**
+ * What a run gives, for comparing engines: its value, or our error's code, offset, field and message.
+ * Any other exception is rethrown: it would be a bug, and the property tests must see it.
+ */
+export function outcome(run: () => unknown): unknown {
+  try {
+    return { ok: run() };
+  } catch (e) {
+    if (!(e instanceof OffloadKitError)) throw e;
+    return { error: e.code, offset: e.offset, field: e.field, message: e.message };
+  }
+}
+
+/** Writes `value` as a little-endian u64 at `at`, clipped at the end of `bytes` (for mutating headers). */
+export function setU64(bytes: Uint8Array, at: number, value: bigint): void {
+  for (let k = 0; k < 8 && at + k < bytes.length; k++) bytes[at + k] = Number((value >> BigInt(8 * k)) & 0xffn);
 }

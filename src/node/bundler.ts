@@ -3,7 +3,6 @@
  * engine window (no input is held whole) and writing outputs atomically.
  */
 import type { Engine } from "../engine/engine.js";
-import { OffloadKitError } from "../engine/errors.js";
 import { engine as defaultEngine } from "../engine/select.js";
 import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";

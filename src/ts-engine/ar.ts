@@ -5,7 +5,7 @@
 import {
   AR_KIND_BIG, AR_KIND_REGULAR, AR_KIND_THIN, AR_MAX_RECORDS, AR_NAME_BSD_LONG, AR_NAME_GNU_LONG, AR_NAME_PLAIN,
   AR_NAME_SPECIAL, AR_NAME_STRTAB, AR_NAME_SYMTAB, AR_NAME_SYMTAB64, AR_RECORD_F64S, AR_WALK_BSD, AR_WALK_THIN,
-  RECORDS, RESULT, R_AUX0, R_COUNT, R_ERROR_POS, R_NEXT_INDEX, R_NEXT_POS, R_STATUS,
+  RECORDS, RESULT, R_AUX0,
 } from "../engine/layout.js";
 import { Status } from "../engine/status.js";
 import type { TsMemory } from "./memory.js";
@@ -18,15 +18,6 @@ const SLASH = 0x2f;
 const SPACE = 0x20;
 const HASH = 0x23;
 
-function finish(mem: TsMemory, status: number, written: number, pos: number, index: number, errorPos: number): number {
-  const r = RESULT >>> 3;
-  mem.f64[r + R_STATUS] = status;
-  mem.f64[r + R_COUNT] = written;
-  mem.f64[r + R_NEXT_POS] = pos;
-  mem.f64[r + R_NEXT_INDEX] = index;
-  mem.f64[r + R_ERROR_POS] = errorPos;
-  return status;
-}
 
 function parseDecimal(bytes: Uint8Array, at: number, length: number): number {
   let end = length;
@@ -49,15 +40,15 @@ function spells(bytes: Uint8Array, at: number, length: number, text: string): bo
 
 export function archiveHead(mem: TsMemory, windowLength: number, bufferSize: number): number {
   mem.f64[(RESULT >>> 3) + R_AUX0] = 0;
-  if (bufferSize < MAGIC_SIZE || windowLength < MAGIC_SIZE) return finish(mem, Status.NOT_FOUND, 0, 0, 0, 0);
+  if (bufferSize < MAGIC_SIZE || windowLength < MAGIC_SIZE) return mem.finish(Status.NOT_FOUND, 0, 0, 0, 0);
   const win = mem.windowBase;
   let kind: number;
   if (spells(mem.bytes, win, 8, "!<arch>\n")) kind = AR_KIND_REGULAR;
   else if (spells(mem.bytes, win, 8, "!<thin>\n")) kind = AR_KIND_THIN;
   else if (spells(mem.bytes, win, 8, "<bigaf>\n")) kind = AR_KIND_BIG;
-  else return finish(mem, Status.NOT_FOUND, 0, 0, 0, 0);
+  else return mem.finish(Status.NOT_FOUND, 0, 0, 0, 0);
   mem.f64[(RESULT >>> 3) + R_AUX0] = kind;
-  return finish(mem, Status.DONE, 0, MAGIC_SIZE, 0, 0);
+  return mem.finish(Status.DONE, 0, MAGIC_SIZE, 0, 0);
 }
 
 export function walkArchive(
@@ -76,14 +67,14 @@ export function walkArchive(
   let i = index;
   let written = 0;
   while (p < size) {
-    if (written === cap) return finish(mem, Status.MORE, written, p, i, 0);
-    if (size - p < HEADER_SIZE) return finish(mem, Status.AR_HEADER_TRUNCATED, written, p, i, p);
-    if (p < wStart || p + HEADER_SIZE > wEnd) return finish(mem, Status.MORE, written, p, i, 0);
+    if (written === cap) return mem.finish(Status.MORE, written, p, i, 0);
+    if (size - p < HEADER_SIZE) return mem.finish(Status.AR_HEADER_TRUNCATED, written, p, i, p);
+    if (p < wStart || p + HEADER_SIZE > wEnd) return mem.finish(Status.MORE, written, p, i, 0);
     const at = win + (p - wStart);
-    if (bytes[at + 58] !== 0x60 || bytes[at + 59] !== 0x0a) return finish(mem, Status.AR_BAD_TERMINATOR, written, p, i, p + 58);
+    if (bytes[at + 58] !== 0x60 || bytes[at + 59] !== 0x0a) return mem.finish(Status.AR_BAD_TERMINATOR, written, p, i, p + 58);
 
     const first = bytes[at];
-    if (bsd && first === SPACE) return finish(mem, Status.AR_LEADING_SPACE, written, p, i, p);
+    if (bsd && first === SPACE) return mem.finish(Status.AR_LEADING_SPACE, written, p, i, p);
     const endChar = bsd || first === SLASH || first === HASH ? SPACE : SLASH;
     let rawLength = 16;
     for (let k = 0; k < 16; k++) {
@@ -94,7 +85,7 @@ export function walkArchive(
     }
 
     const rawSize = parseDecimal(bytes, at + 48, 10);
-    if (rawSize < 0) return finish(mem, Status.AR_BAD_SIZE, written, p, i, p + 48);
+    if (rawSize < 0) return mem.finish(Status.AR_BAD_SIZE, written, p, i, p + 48);
 
     let nameKind = AR_NAME_PLAIN;
     let namePos = p;
@@ -108,15 +99,15 @@ export function walkArchive(
       else if (spells(bytes, at, rawLength, "/<XFGHASHMAP>/") || spells(bytes, at, rawLength, "/<ECSYMBOLS>/")) nameKind = AR_NAME_SPECIAL;
       else {
         const offset = parseDecimal(bytes, at + 1, rawLength - 1);
-        if (offset < 0) return finish(mem, Status.AR_BAD_LONG_NAME, written, p, i, p + 1);
+        if (offset < 0) return mem.finish(Status.AR_BAD_LONG_NAME, written, p, i, p + 1);
         nameKind = AR_NAME_GNU_LONG;
         nameValue = offset;
       }
       if (nameKind !== AR_NAME_GNU_LONG) nameValue = rawLength;
     } else if (rawLength >= 3 && first === HASH && bytes[at + 1] === 0x31 && bytes[at + 2] === SLASH) {
       const length = parseDecimal(bytes, at + 3, rawLength - 3);
-      if (length < 0) return finish(mem, Status.AR_BAD_BSD_NAME_LENGTH, written, p, i, p + 3);
-      if (length > rawSize) return finish(mem, Status.AR_BSD_NAME_PAST_END, written, p, i, p + 3);
+      if (length < 0) return mem.finish(Status.AR_BAD_BSD_NAME_LENGTH, written, p, i, p + 3);
+      if (length > rawSize) return mem.finish(Status.AR_BSD_NAME_PAST_END, written, p, i, p + 3);
       nameKind = AR_NAME_BSD_LONG;
       namePos = p + HEADER_SIZE;
       nameValue = length;
@@ -134,7 +125,7 @@ export function walkArchive(
     if (thinMember) {
       dataSize = 0;
     } else {
-      if (rawSize > size - next) return finish(mem, Status.AR_MEMBER_PAST_END, written, p, i, p + 48);
+      if (rawSize > size - next) return mem.finish(Status.AR_MEMBER_PAST_END, written, p, i, p + 48);
       next += rawSize;
       if (next % 2 !== 0 && next < size) next++;
     }
@@ -152,5 +143,5 @@ export function walkArchive(
     i++;
     p = next;
   }
-  return finish(mem, Status.DONE, written, p, i, 0);
+  return mem.finish(Status.DONE, written, p, i, 0);
 }

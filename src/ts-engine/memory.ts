@@ -2,7 +2,7 @@
  * The TypeScript twin's memory: one ArrayBuffer laid out like the Wasm linear memory (RESULT, NEEDLE,
  * RECORDS below 64 KiB, then the window), so the code that reads records is shared by both engines.
  */
-import { TS_WINDOW_BASE } from "../engine/layout.js";
+import { RESULT, R_COUNT, R_ERROR_POS, R_NEXT_INDEX, R_NEXT_POS, R_STATUS, TS_WINDOW_BASE } from "../engine/layout.js";
 
 export class TsMemory {
   bytes: Uint8Array;
@@ -33,6 +33,17 @@ export class TsMemory {
     this.u32 = new Uint32Array(grown.buffer);
     this.windowCapacity = Math.max(size, this.windowCapacity);
     this.window = grown.subarray(TS_WINDOW_BASE, TS_WINDOW_BASE + this.windowCapacity);
+  }
+
+  /** Ends a walk kernel: the RESULT slots every walk reports (as the Wasm kernels' `finish`). */
+  finish(status: number, written: number, pos: number, index: number, errorPos: number): number {
+    const r = RESULT >>> 3;
+    this.f64[r + R_STATUS] = status;
+    this.f64[r + R_COUNT] = written;
+    this.f64[r + R_NEXT_POS] = pos;
+    this.f64[r + R_NEXT_INDEX] = index;
+    this.f64[r + R_ERROR_POS] = errorPos;
+    return status;
   }
 
   /** A little-endian u64 as the nearest f64 (the same rounding as Wasm's u64 → f64 conversion). */

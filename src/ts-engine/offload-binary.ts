@@ -6,7 +6,7 @@
  */
 import {
   OFFLOAD_MAX_RECORDS, OFFLOAD_RECORD_BINARY, OFFLOAD_RECORD_ENTRY, OFFLOAD_RECORD_F64S, OFFLOAD_RECORD_STRING,
-  RECORDS, RESULT, R_AUX0, R_AUX1, R_AUX2, R_COUNT, R_ERROR_POS, R_NEXT_INDEX, R_NEXT_POS, R_STATUS,
+  RECORDS, RESULT, R_AUX0, R_AUX1, R_AUX2,
 } from "../engine/layout.js";
 import { Status } from "../engine/status.js";
 import type { TsMemory } from "./memory.js";
@@ -52,15 +52,10 @@ class Step {
   }
 }
 
+/** The walk's RESULT slots: the common ones, plus the string index in R_AUX0. */
 function finish(mem: TsMemory, status: number, written: number, pos: number, entry: number, str: number, errorPos: number): number {
-  const r = RESULT >>> 3;
-  mem.f64[r + R_STATUS] = status;
-  mem.f64[r + R_COUNT] = written;
-  mem.f64[r + R_NEXT_POS] = pos;
-  mem.f64[r + R_NEXT_INDEX] = entry;
-  mem.f64[r + R_AUX0] = str;
-  mem.f64[r + R_ERROR_POS] = errorPos;
-  return status;
+  mem.f64[(RESULT >>> 3) + R_AUX0] = str;
+  return mem.finish(status, written, pos, entry, errorPos);
 }
 
 function missing(step: Step, written: number, pos: number, entry: number, str: number): number {

@@ -1,11 +1,14 @@
 /**
- * The Wasm engine: thin forwarding to the AssemblyScript kernels. Nothing here interprets bytes.
+ * The Wasm engine: the AssemblyScript kernels themselves, plus the window. Nothing here interprets bytes.
  */
 import type { Engine, EngineViews } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
-import { instantiate } from "./load.js";
+import { KERNELS, instantiate } from "./load.js";
+import type { KernelName, WasmExports } from "./load.js";
 import { WasmMemoryViews } from "./memory.js";
-import type { WasmExports } from "./load.js";
+
+// The kernel methods are the Wasm exports themselves, assigned in the constructor (no forwarding frame).
+export interface WasmEngine extends Pick<Engine, KernelName> {}
 
 export class WasmEngine implements Engine {
   readonly kind = "wasm" as const;
@@ -15,6 +18,7 @@ export class WasmEngine implements Engine {
 
   constructor(module: WebAssembly.Module, windowCapacity: number) {
     this.core = instantiate(module);
+    for (const name of KERNELS) Object.defineProperty(this, name, { value: this.core[name] });
     this.memory = new WasmMemoryViews(this.core.memory);
     this.reserveWindow(windowCapacity);
   }
@@ -33,38 +37,5 @@ export class WasmEngine implements Engine {
 
   views(): EngineViews {
     return this.memory.get();
-  }
-
-  scan(needleLength: number, start: number, end: number, maxHits: number): number {
-    return this.core.scan(needleLength, start, end, maxHits);
-  }
-
-  bundleHead(windowLength: number, bufferSize: number): number {
-    return this.core.bundleHead(windowLength, bufferSize);
-  }
-
-  walkBundle(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, index: number, count: number, maxRecords: number,
-  ): number {
-    return this.core.walkBundle(windowPosition, windowLength, bufferSize, position, index, count, maxRecords);
-  }
-
-  walkOffloadBinaries(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
-  ): number {
-    return this.core.walkOffloadBinaries(windowPosition, windowLength, bufferSize, position, entry, string, maxRecords, maxVersion);
-  }
-
-  archiveHead(windowLength: number, bufferSize: number): number {
-    return this.core.archiveHead(windowLength, bufferSize);
-  }
-
-  walkArchive(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, index: number, flags: number, maxRecords: number,
-  ): number {
-    return this.core.walkArchive(windowPosition, windowLength, bufferSize, position, index, flags, maxRecords);
   }
 }

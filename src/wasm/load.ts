@@ -3,32 +3,22 @@
  * asynchronously from a URL or bytes (browsers, whose main thread refuses large synchronous compiles).
  * The shipped file is build/offload-kit.wasm, next to the package root.
  */
+import type { Engine } from "../engine/engine.js";
 import { ABI_VERSION } from "../engine/layout.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { WASM_BASE64 } from "./bytes.generated.js";
 
-/** The exports of assembly/index.ts. */
-export interface WasmExports {
+/** The kernels: Engine methods that are the Wasm exports themselves. */
+export const KERNELS = ["scan", "bundleHead", "walkBundle", "walkOffloadBinaries", "archiveHead", "walkArchive"] as const;
+export type KernelName = (typeof KERNELS)[number];
+
+/** The exports of assembly/index.ts: the kernels with the Engine's signatures, plus memory management. */
+export type WasmExports = Pick<Engine, KernelName> & {
   readonly memory: WebAssembly.Memory;
   abiVersion(): number;
   reserveWindow(size: number): number;
   getWindowCapacity(): number;
-  scan(needleLength: number, start: number, end: number, maxHits: number): number;
-  bundleHead(windowLength: number, bufferSize: number): number;
-  walkBundle(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, index: number, count: number, maxRecords: number,
-  ): number;
-  walkOffloadBinaries(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, entry: number, string: number, maxRecords: number, maxVersion: number,
-  ): number;
-  archiveHead(windowLength: number, bufferSize: number): number;
-  walkArchive(
-    windowPosition: number, windowLength: number, bufferSize: number,
-    position: number, index: number, flags: number, maxRecords: number,
-  ): number;
-}
+};
 
 /** URL of the shipped .wasm file, for bundlers and `fetch`. */
 export const WASM_URL = new URL("../../build/offload-kit.wasm", import.meta.url);

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseCommandLine, type ParseResult, type ResponseFileReader, type ToolSpec } from "../../src/cli/args.js";
+import { parseCommandLine, type ParseResult, type ResponseFileReader } from "../../src/cli/args.js";
 import { BUNDLER_OPTIONS, bundlerToolSpec } from "../../src/cli/offload-bundler-options.js";
 import { packagerToolSpec } from "../../src/cli/offload-packager-options.js";
 import { hasNative } from "../native.js";

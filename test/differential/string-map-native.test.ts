@@ -16,7 +16,7 @@
  *
  * Each part is skipped for a version whose tool (or compiler and headers) is missing.
  */
-import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

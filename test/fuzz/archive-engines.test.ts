@@ -3,19 +3,9 @@
 // small window; the results must be identical, error code, offset and message included, and the only
 // error ever thrown must be ours. Valid archives must round-trip through writeArchive/readArchive.
 import { describe, expect, it } from "vitest";
-import { OffloadKitError } from "../../src/engine/errors.js";
 import { readArchive, writeArchive } from "../../src/formats/archive.js";
 import { latin1Decode, latin1Encode } from "../../src/formats/bytes.js";
-import { makeEngine, randomBytes, rng } from "../engines.js";
-
-function outcome(run: () => unknown): unknown {
-  try {
-    return { ok: run() };
-  } catch (e) {
-    if (!(e instanceof OffloadKitError)) throw e;
-    return { error: e.code, offset: e.offset, field: e.field, message: e.message };
-  }
-}
+import { makeEngine, outcome, randomBytes, rng } from "../engines.js";
 
 const NAME_CHARS = latin1Encode("abcdefghijklmnopqrstuvwxyz0123456789._-/ #");
 

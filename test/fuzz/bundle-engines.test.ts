@@ -5,21 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { readBinaryBundle, writeBinaryBundle } from "../../src/formats/bundle.js";
 import { readTextBundle, writeTextBundle } from "../../src/formats/text-bundle.js";
-import { OffloadKitError } from "../../src/engine/errors.js";
-import { makeEngine, randomBytes, rng } from "../engines.js";
-
-function outcome(run: () => unknown): unknown {
-  try {
-    return { ok: run() };
-  } catch (e) {
-    if (!(e instanceof OffloadKitError)) throw e;
-    return { error: e.code, offset: e.offset, field: e.field, message: e.message };
-  }
-}
-
-function setU64(bytes: Uint8Array, at: number, value: bigint): void {
-  for (let k = 0; k < 8 && at + k < bytes.length; k++) bytes[at + k] = Number((value >> BigInt(8 * k)) & 0xffn);
-}
+import { makeEngine, outcome, randomBytes, rng, setU64 } from "../engines.js";
 
 function mutate(next: () => number, input: Uint8Array): Uint8Array {
   const bytes = input.slice();

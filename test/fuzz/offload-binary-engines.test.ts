@@ -10,7 +10,7 @@ import {
 } from "../../src/formats/offload-binary.js";
 import type { Decompressor, OffloadBinaries } from "../../src/formats/offload-binary.js";
 import { concatBytes } from "../../src/formats/bytes.js";
-import { makeEngine, randomBytes, rng } from "../engines.js";
+import { makeEngine, outcome, randomBytes, rng, setU64 } from "../engines.js";
 
 const decompress: Decompressor = (format, data) => {
   if (format !== "zlib") throw new OffloadKitError("UNSUPPORTED_COMPRESSED", "zstd is not in this test");
@@ -25,17 +25,8 @@ function plain(result: OffloadBinaries): unknown {
   };
 }
 
-function outcome(run: () => OffloadBinaries): unknown {
-  try {
-    return { ok: plain(run()) };
-  } catch (e) {
-    if (!(e instanceof OffloadKitError)) throw e;
-    return { error: e.code, offset: e.offset, field: e.field, message: e.message };
-  }
-}
-
-function setU64(bytes: Uint8Array, at: number, value: bigint): void {
-  for (let k = 0; k < 8 && at + k < bytes.length; k++) bytes[at + k] = Number((value >> BigInt(8 * k)) & 0xffn);
+function outcomeOf(run: () => OffloadBinaries): unknown {
+  return outcome(() => plain(run()));
 }
 
 function mutate(next: () => number, input: Uint8Array): Uint8Array {
@@ -100,10 +91,10 @@ describe("offload binary walk: Wasm and TS engines agree (property)", () => {
       const wasm = makeEngine("wasm", capacity);
       const ts = makeEngine("ts", capacity);
       const valid = randomBlob(next);
-      const before = outcome(() => parseOffloadBinaries(valid, { engine: wasm, decompress, maxWindow: capacity }));
+      const before = outcomeOf(() => parseOffloadBinaries(valid, { engine: wasm, decompress, maxWindow: capacity }));
       const input = round % 4 === 0 ? valid : mutate(next, valid);
-      const a = outcome(() => parseOffloadBinaries(input, { engine: wasm, decompress, maxWindow: capacity }));
-      const b = outcome(() => parseOffloadBinaries(input, { engine: ts, decompress, maxWindow: capacity }));
+      const a = outcomeOf(() => parseOffloadBinaries(input, { engine: wasm, decompress, maxWindow: capacity }));
+      const b = outcomeOf(() => parseOffloadBinaries(input, { engine: ts, decompress, maxWindow: capacity }));
       expect(a, `round ${round}`).toEqual(b);
       if ("error" in (a as object)) {
         errors++;
@@ -113,7 +104,7 @@ describe("offload binary walk: Wasm and TS engines agree (property)", () => {
         images += ok.images.length;
         compressed += ok.images.filter((i) => i.compressed).length;
       }
-      expect(outcome(() => parseOffloadBinaries(valid, { engine: wasm, decompress, maxWindow: capacity }))).toEqual(before);
+      expect(outcomeOf(() => parseOffloadBinaries(valid, { engine: wasm, decompress, maxWindow: capacity }))).toEqual(before);
     }
     expect(errors).toBeGreaterThan(200);
     expect(images).toBeGreaterThan(500);
