@@ -87,12 +87,18 @@ export class OutputFile {
     }
   }
 
+  /** Marks the output finished; true when there is a temporary file left to settle. */
+  private settle(): boolean {
+    if (this.done) return false;
+    this.done = true;
+    if (this.tempPath === undefined) return false;
+    pending.delete(this);
+    return true;
+  }
+
   /** Closes the temporary file and renames it over the destination. */
   commit(): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.tempPath === undefined) return;
-    pending.delete(this);
+    if (!this.settle()) return;
     try {
       closeSync(this.fd);
       renameSync(this.tempPath, this.path);
@@ -104,10 +110,7 @@ export class OutputFile {
 
   /** Closes and removes the temporary file; the destination is untouched. */
   discard(): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.tempPath === undefined) return;
-    pending.delete(this);
+    if (!this.settle()) return;
     try {
       closeSync(this.fd);
     } catch {
