@@ -101,7 +101,7 @@ export class OutputFile {
     if (!this.settle()) return;
     try {
       closeSync(this.fd);
-      renameSync(this.tempPath, this.path);
+      renameSync(this.tempPath!, this.path);
     } catch (e) {
       this.unlinkTemp();
       throw fileError(this.path, e);
