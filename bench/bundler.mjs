@@ -10,7 +10,7 @@
 // Usage: npm run build && node bench/bundler.mjs [--quick]
 import { closeSync, mkdirSync, openSync, rmSync, writeSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fillBytes, haveCommand, hyperfine, ours, peakRssMiB, printTable, saveResults, scratchDir } from "./common.mjs";
+import { fillBytes, haveCommand, hyperfine, ours, peakRssMiB, printTable, saveResults, scratchDir, ratioRecorder } from "./common.mjs";
 
 const quick = process.argv.includes("--quick");
 const NATIVE = "clang-offload-bundler-19";
@@ -42,13 +42,7 @@ function writeBundle(path, ids, sizes, seed) {
   closeSync(fd);
 }
 
-const results = {};
-const rows = [["case", "native median s", "ours median s", "native/ours", "target"]];
-function record(name, timings, target) {
-  const ratio = timings.native.median / timings.ours.median;
-  results[name] = { native: timings.native, ours: timings.ours, ratio, target };
-  rows.push([name, timings.native.median.toFixed(4), timings.ours.median.toFixed(4), ratio.toFixed(2), target]);
-}
+const { results, rows, record } = ratioRecorder();
 
 try {
   // 1 GiB: host + 8 devices, 112 MiB each.

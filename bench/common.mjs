@@ -78,3 +78,15 @@ export function printTable(title, rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   for (const r of rows) console.log(`  ${r.map((c, i) => String(c).padEnd(widths[i])).join("  ")}`);
 }
+
+/** Native-vs-ours results and a printable table: `record(name, hyperfine({native, ours}), target)`. */
+export function ratioRecorder() {
+  const results = {};
+  const rows = [["case", "native median s", "ours median s", "native/ours", "target"]];
+  function record(name, timings, target) {
+    const ratio = timings.native.median / timings.ours.median;
+    results[name] = { native: timings.native, ours: timings.ours, ratio, target };
+    rows.push([name, timings.native.median.toFixed(4), timings.ours.median.toFixed(4), ratio.toFixed(2), target]);
+  }
+  return { results, rows, record };
+}
