@@ -25,7 +25,9 @@ export type { TextBundle, TextBundleEntry } from "./formats/text-bundle.js";
 export { FILE_TYPES, fileTypeInfo } from "./formats/file-types.js";
 export type { FileType, FileTypeInfo } from "./formats/file-types.js";
 export { scanBundles } from "./inspect/scan.js";
-export type { FoundBundle, FoundEntry, ScanReport } from "./inspect/scan.js";
+export type { CompressedBundleInfo, FoundBundle, FoundEntry, ScanOptions, ScanProblem, ScanReport } from "./inspect/scan.js";
+export { isOffloadSectionName, locate } from "./inspect/locate.js";
+export type { LocateOptions, LocatedBundle, LocatedOffloadBinaries, Location, SearchedRegion } from "./inspect/locate.js";
 export {
   ImageKind, OFFLOAD_BINARY_MAGIC_BYTES, OffloadKind19, OffloadKind22, getImageKind, getImageKindName, getOffloadKind,
   getOffloadKindName, isOffloadBinary, layoutOffloadBinary, parseOffloadBinaries, readImageBytes, readOffloadBinaries,

@@ -5,7 +5,7 @@
  *
  * Archive members are read as the bundler reads them (src/node/archive.ts: decompressed, fat objects
  * by section, anything else as a binary bundle); other files as `offload-kit ls` scans them, so a
- * bundle embedded in an executable counts too.
+ * bundle embedded in an executable counts too, and a fat object's `__CLANG_OFFLOAD_BUNDLE__` sections.
  */
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -15,8 +15,7 @@ import { createEngine, engine as defaultEngine } from "../engine/select.js";
 import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { isArchive, readArchive } from "../formats/archive.js";
-import { listElfBundleEntries, openElf } from "../formats/elf.js";
-import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js";
+import { OBJECT_SNIFF_SIZE } from "../formats/object-file.js";
 import { checkEntry } from "../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../inspect/check.js";
 import { scanBundles } from "../inspect/scan.js";
@@ -76,17 +75,8 @@ function entriesOfFile(path: string, source: ByteSource, engine: Engine, fallbac
   }
   const entries: FoundEntry[] = [];
   let kind: InputKind = "none";
-  if (identifyObjectFile(head) === "elf") {
-    try {
-      const sections = listElfBundleEntries(openElf(source));
-      if (sections.length > 0) kind = "fat object";
-      for (const e of sections) entries.push({ id: e.id, size: e.size });
-    } catch (e) {
-      if (!isOffloadKitError(e)) throw e;
-    }
-  }
   const report = scanBundles(source, fallback, { openCompressed: (input, member) => decompressMember(input, member) });
-  if (report.bundles.length === 0 && report.problems.length > 0 && kind === "none") {
+  if (report.bundles.length === 0 && report.problems.length > 0) {
     const problem = report.problems[0];
     throw new OffloadKitError(problem.code, problem.message, { offset: problem.offset });
   }
@@ -94,6 +84,7 @@ function entriesOfFile(path: string, source: ByteSource, engine: Engine, fallbac
     if (kind === "none") {
       if (bundle.compressed !== undefined) kind = "compressed bundle";
       else if (bundle.format === "text") kind = "text bundle";
+      else if (bundle.format === "object") kind = "fat object";
       else kind = bundle.offset === 0 ? "bundle" : "embedded bundles";
     }
     for (const e of bundle.entries) entries.push({ id: e.id, size: e.size });

@@ -29,7 +29,7 @@ describe("offload-kit ls, offload binaries", () => {
     expect(run.code).toBe(0);
     const text = run.stdout.toString();
     expect(text).toContain("multi.19.bin: offload binaries at 0x0, 472 bytes, 3 binaries, 3 images\n");
-    expect(text).toContain("embedded.19.o: offload binaries at 0x50, 472 bytes, 3 binaries, 3 images\n");
+    expect(text).toContain("embedded.19.o: offload binaries at 0x50, 472 bytes, 3 binaries, 3 images, in section .llvm.offloading\n");
     expect(text).toContain("      1  0x148      6  bc      cuda      nvptx64-nvidia-cuda  sm_70   feature=+ptx70,+sm_70\n");
     expect(text).not.toContain("no offload bundles found");
     const json = JSON.parse((await kit(dir, "ls", "--json", "embedded.19.o")).stdout.toString());

@@ -8,10 +8,10 @@ import { byteStringToUnicode } from "../../formats/bytes.js";
 import { getImageKindName, getOffloadKindName, isOffloadBinary, llvmOffloadErrorText, objdumpImageKindName } from "../../formats/offload-binary.js";
 import { readExact } from "../../engine/source.js";
 import { objdumpOffloading } from "../../inspect/objdump.js";
-import type { FoundOffloadBinaries, ScanReport } from "../../inspect/scan.js";
+import { locate } from "../../inspect/locate.js";
+import type { Location, LocatedBundle, LocatedOffloadBinaries } from "../../inspect/locate.js";
 import { collectOffloadImages } from "../../packager/collect.js";
 import { codecDecompressor } from "../../node/packager-codecs.js";
-import { scanBundles } from "../../inspect/scan.js";
 import { decompressMember } from "../../node/decompress.js";
 import { withFile } from "../../node/file-source.js";
 import { flagValue, listValue } from "../args.js";
@@ -56,9 +56,22 @@ function table(rows: string[][], right: readonly boolean[]): string {
   return rows.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, right[i]))).join("  ")}`.trimEnd() + "\n").join("");
 }
 
-function formatOffload(path: string, run: FoundOffloadBinaries): string {
+/** Where a find sits, when it is inside something: `, in section .hip_fatbin of member x.o`. */
+function whereText(found: { readonly section?: string; readonly member?: string }): string {
+  const section = found.section === undefined ? "" : `section ${byteStringToUnicode(found.section)}`;
+  const member = found.member === undefined ? "" : `member ${byteStringToUnicode(found.member)}`;
+  return section === "" && member === "" ? "" : `, in ${[section, member].filter((t) => t !== "").join(" of ")}`;
+}
+
+function bundleKind(bundle: LocatedBundle): string {
+  if (bundle.format === "text") return `text bundle ('${bundle.comment}' markers)`;
+  if (bundle.format === "object") return "fat object (__CLANG_OFFLOAD_BUNDLE__ sections)";
+  return "binary bundle";
+}
+
+function formatOffload(path: string, run: LocatedOffloadBinaries): string {
   const images = `${run.images.length} image${run.images.length === 1 ? "" : "s"}`;
-  let out = `${path}: offload binaries at ${hex(run.offset)}, ${run.size} bytes, ${run.binaries} binar${run.binaries === 1 ? "y" : "ies"}, ${images}\n`;
+  let out = `${path}: offload binaries at ${hex(run.offset)}, ${run.size} bytes, ${run.binaries} binar${run.binaries === 1 ? "y" : "ies"}, ${images}${whereText(run)}\n`;
   const rows = [["INDEX", "OFFSET", "SIZE", "KIND", "PRODUCER", "TRIPLE", "ARCH", "OTHER"]];
   for (const image of run.images) {
     const kind = getImageKindName(image.imageKind) || objdumpImageKindName(image.imageKind);
@@ -71,18 +84,18 @@ function formatOffload(path: string, run: FoundOffloadBinaries): string {
   return out + table(rows, [true, false, true, false, false, false, false, false]);
 }
 
-function formatReport(path: string, report: ScanReport): string {
+function formatReport(path: string, report: Location): string {
   let out = "";
-  const offload = report.offloadBinaries ?? [];
+  const offload = report.offloadBinaries;
   if (report.bundles.length === 0 && offload.length === 0) out += `${path}: no offload bundles found (${report.size} bytes)\n`;
   for (const bundle of report.bundles) {
-    const kind = bundle.format === "text" ? `text bundle ('${bundle.comment}' markers)` : "binary bundle";
+    const kind = bundleKind(bundle);
     const align = bundle.format === "binary" ? `, align ${bundle.align}` : "";
     const count = `${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}`;
     const c = bundle.compressed;
     // Offsets of a compressed bundle's contents are positions in its decompressed bytes.
     const where = c === undefined ? "" : `${c.method} compressed bundle v${c.version} at ${hex(c.offset)}, ${c.size} bytes, hash ${c.storedHash}: `;
-    out += `${path}: ${where}${kind} at ${hex(bundle.offset)}, ${bundle.size} bytes${align}, ${count}\n`;
+    out += `${path}: ${where}${kind} at ${hex(bundle.offset)}, ${bundle.size} bytes${align}, ${count}${whereText(bundle)}\n`;
     const rows = bundle.entries.map((e) => [hex(e.offset), String(e.size), String(e.align), byteStringToUnicode(e.id)]);
     const widths = [6, 4, 5].map((w, i) => Math.max(w, ...rows.map((r) => r[i].length)));
     out += `  ${pad("OFFSET", widths[0])}  ${pad("SIZE", widths[1], true)}  ${pad("ALIGN", widths[2], true)}  ID\n`;
@@ -93,21 +106,32 @@ function formatReport(path: string, report: ScanReport): string {
   return out;
 }
 
-function reportJson(path: string, report: ScanReport): unknown {
+function reportJson(path: string, report: Location): unknown {
   return {
     path,
     size: report.size,
+    container: report.container,
+    searched: report.searched.map((r) => ({
+      ...r,
+      ...(r.section !== undefined ? { section: byteStringToUnicode(r.section) } : {}),
+      ...(r.member !== undefined ? { member: byteStringToUnicode(r.member) } : {}),
+    })),
     bundles: report.bundles.map((b) => ({
+      index: b.index,
       format: b.format,
       offset: b.offset,
       size: b.size,
       ...(b.comment !== undefined ? { comment: b.comment } : {}),
       ...(b.align !== undefined ? { align: b.align } : {}),
       ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
+      ...(b.section !== undefined ? { section: byteStringToUnicode(b.section) } : {}),
+      ...(b.member !== undefined ? { member: byteStringToUnicode(b.member) } : {}),
       entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
     })),
-    offloadBinaries: (report.offloadBinaries ?? []).map((run) => ({
+    offloadBinaries: report.offloadBinaries.map((run) => ({
       ...run,
+      ...(run.section !== undefined ? { section: byteStringToUnicode(run.section) } : {}),
+      ...(run.member !== undefined ? { member: byteStringToUnicode(run.member) } : {}),
       images: run.images.map((image) => ({
         ...image,
         imageKindName: objdumpImageKindName(image.imageKind),
@@ -143,7 +167,7 @@ export const ls: Subcommand = {
       for (const path of files) {
         try {
           const report = withFile(path, (source) =>
-            scanBundles(source, undefined, {
+            locate(source, {
               openCompressed: (input, member) => decompressMember(input, member, { recalculateHash: true }),
               decompressOffload: codecDecompressor(),
             }),

@@ -1,0 +1,542 @@
+/**
+ * The locator: every offload bundle and offload binary in a file, whatever holds it. Browser-safe; it
+ * reads through a `ByteSource` (a file in Node, a `Uint8Array`, a `Blob` read slice by slice in a
+ * worker) and touches only what it must.
+ *
+ * What holds them, and how each is searched:
+ *
+ * | container | how |
+ * |---|---|
+ * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*`, `.nv_fatbin`, `__nv_relfatbin` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). An ELF file with none of these sections, or whose section table cannot be read, is walked whole |
+ * | archive (`!<arch>`) | each member in turn, by the same rules (nested archives up to 8 deep); thin archives' members live in other files and are not followed |
+ * | anything else | walked whole, as one region |
+ *
+ * A region is walked by hopping: at each magic (`__CLANG_OFFLOAD_BUNDLE__`, `CCOB`, `10 FF 10 AD`) the
+ * thing there is read with its own header as the authority on its size (a bundle ends at its last
+ * payload, a v2/v3 compressed bundle at its total size, a run of offload binaries at the end of its last
+ * binary), and the next magic is looked for from there. The search is bounded first (4 KiB, then 64 KiB,
+ * then window by window), because in a `.hip_fatbin` section the next bundle starts at the next 4096
+ * boundary: locating the 111 bundles of a 1.3 GB library reads about 1 MB, never the payloads. Compressed
+ * data is never searched (the magic can occur inside it). A text bundle is recognised only at the start
+ * of a file, member or decompressed bundle; a compressed bundle at such a start is walked by the header
+ * sizes of the compressed bundles that follow one another (src/formats/ccob.ts `walkCcobs`), as LLVM does.
+ *
+ * Compressed bundles are opened through `openCompressed` (src/node/decompress.ts in Node, the browser's
+ * codecs elsewhere); without it they are reported as problems. Whatever cannot be read becomes a
+ * problem with its offset and the walk goes on; only a failing read of the source itself throws.
+ *
+ * API: `locate(source, options)` returns a `Location`; `onBundle` / `onOffloadBinaries` see each find
+ * together with the bytes its offsets refer to, while those are open (a compressed bundle's decompressed
+ * contents are released after the call).
+ */
+import type { Engine } from "../engine/engine.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { findFirst } from "../engine/find.js";
+import { engine as defaultEngine } from "../engine/select.js";
+import { bytesSource, readExact, sliceSource } from "../engine/source.js";
+import type { ByteSource } from "../engine/source.js";
+import { Window } from "../engine/window.js";
+import { isArchive, readArchive } from "../formats/archive.js";
+import { BUNDLE_MAGIC_BYTES, readBinaryBundle } from "../formats/bundle.js";
+import {
+  CCOB_MAGIC, CCOB_MIN_SIZE, compressionMethodName, formatHash, isCompressedBundle, parseCcobHeader, walkCcobs,
+} from "../formats/ccob.js";
+import type { CcobMember } from "../formats/ccob.js";
+import { ELF_BUNDLE_SECTION_PREFIX, isElf, openElf, sectionNames, sectionRange } from "../formats/elf.js";
+import { OFFLOAD_BINARY_MAGIC_BYTES, readOffloadBinaries } from "../formats/offload-binary.js";
+import type { OffloadBinaries, OffloadImage } from "../formats/offload-binary.js";
+import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
+import type {
+  CompressedBundleInfo, FoundBundle, FoundEntry, FoundOffloadBinaries, FoundOffloadImage, ScanOptions, ScanProblem,
+} from "./scan.js";
+
+/** A bundle found in a file, numbered in the order found (file order). */
+export interface LocatedBundle extends FoundBundle {
+  /** Running index over the file's bundles, from 0. */
+  readonly index: number;
+  /** The ELF section it was found in (`.hip_fatbin`; for a fat object, its first bundle section). */
+  readonly section?: string;
+  /** The archive member it was found in. */
+  readonly member?: string;
+}
+
+/** A run of offload binaries found in a file. */
+export interface LocatedOffloadBinaries extends FoundOffloadBinaries {
+  readonly section?: string;
+  readonly member?: string;
+}
+
+/** A stretch of the file the locator walked, and why. */
+export interface SearchedRegion {
+  readonly offset: number;
+  readonly size: number;
+  /** `section`: an offload section named in an ELF section table; `whole`: a file or member with no such sections. */
+  readonly how: "section" | "whole";
+  /** The section's name, for sections. */
+  readonly section?: string;
+  readonly member?: string;
+}
+
+export interface Location {
+  readonly size: number;
+  /** What the file is: an ELF file, an archive, or anything else (a bundle, a raw blob). */
+  readonly container: "elf" | "archive" | "other";
+  readonly bundles: readonly LocatedBundle[];
+  readonly offloadBinaries: readonly LocatedOffloadBinaries[];
+  /** What could not be read, with where; the walk went on past each. */
+  readonly problems: readonly ScanProblem[];
+  readonly searched: readonly SearchedRegion[];
+}
+
+export interface LocateOptions extends ScanOptions {
+  readonly engine?: Engine;
+  /**
+   * Called with each bundle as it is found and the source its entry offsets refer to: the input itself,
+   * or, for a bundle that came out of a compressed bundle, the decompressed contents (valid only during
+   * the call). An exception thrown here stops the walk and propagates.
+   */
+  readonly onBundle?: (bundle: LocatedBundle, contents: ByteSource) => void;
+  /** Called with each run of offload binaries and its images (`images[i]` is `run.images[i]`, readable through its own `source`). */
+  readonly onOffloadBinaries?: (run: LocatedOffloadBinaries, images: readonly OffloadImage[]) => void;
+}
+
+/** ELF sections that hold offload bundles or binaries, by name; `.llvm.offloading` is also found by type. */
+export function isOffloadSectionName(name: string): boolean {
+  return name.startsWith(".hip_fatbin") || name === ".nv_fatbin" || name === "__nv_relfatbin" || name === ".llvm.offloading";
+}
+
+/** ELF section type of `.llvm.offloading` (llvm/BinaryFormat/ELF.h). */
+const SHT_LLVM_OFFLOADING = 0x6fff4c0b;
+const MAX_DEPTH = 8;
+/** How far the first looks for the next magic reach: one page, then sixteen, then window after window. */
+const SEARCH_STAGES = [4096, 64 * 1024];
+/** NVIDIA's fatbinary magic (0xBA55ED50, little-endian), which `.nv_fatbin` sections usually hold. */
+const NV_FATBIN_MAGIC = Uint8Array.of(0x50, 0xed, 0x55, 0xba);
+
+type MagicKind = "bundle" | "ccob" | "offload";
+const MAGICS: readonly (readonly [MagicKind, Uint8Array])[] = [
+  ["bundle", BUNDLE_MAGIC_BYTES],
+  ["ccob", CCOB_MAGIC],
+  ["offload", OFFLOAD_BINARY_MAGIC_BYTES],
+];
+const LONGEST_MAGIC = Math.max(...MAGICS.map(([, bytes]) => bytes.length));
+
+/** Largest power of two (up to 4096) dividing `offset`. */
+export function alignmentOf(offset: number): number {
+  let align = 1;
+  while (align < 4096 && offset % (align * 2) === 0) align *= 2;
+  return align;
+}
+
+interface Where {
+  readonly section?: string;
+  readonly member?: string;
+}
+
+/** Where a region's contents come from: the file, or a compressed bundle's decompressed bytes. */
+interface RegionContext extends Where {
+  readonly source: ByteSource;
+  readonly window: Window;
+  readonly compressed?: CompressedBundleInfo;
+  /** The region starts a file, member or decompressed bundle: text bundles and CCOB walks begin here. */
+  readonly blobStart: boolean;
+  readonly depth: number;
+}
+
+/** Our error as a problem; `base` is where the slice the reader saw starts (its offsets are relative to it). */
+function problemOf(e: unknown, base: number): ScanProblem {
+  if (!(e instanceof OffloadKitError)) throw e;
+  return { offset: base + (e.offset ?? 0), code: e.code, message: e.message };
+}
+
+function withWhere<T extends object>(value: T, where: Where): T {
+  return {
+    ...value,
+    ...(where.section !== undefined ? { section: where.section } : {}),
+    ...(where.member !== undefined ? { member: where.member } : {}),
+  };
+}
+
+class Locator {
+  readonly bundles: LocatedBundle[] = [];
+  readonly offloadBinaries: LocatedOffloadBinaries[] = [];
+  readonly problems: ScanProblem[] = [];
+  readonly searched: SearchedRegion[] = [];
+  private imageIndex = 0;
+  readonly engine: Engine;
+  private readonly fileWindow: Window;
+
+  constructor(readonly file: ByteSource, readonly options: LocateOptions) {
+    this.engine = options.engine ?? defaultEngine();
+    this.fileWindow = new Window(this.engine, file);
+  }
+
+  /** A file or an archive member: [start, start + size) of the file. */
+  blob(start: number, size: number, where: Where, depth: number): "elf" | "archive" | "other" {
+    const head = readExact(this.file, start, Math.min(size, 64));
+    if (isArchive(head)) {
+      this.archive(start, size, where, depth);
+      return "archive";
+    }
+    if (isElf(head, size) && this.elf(start, size, where, depth)) return "elf";
+    this.searched.push(withWhere({ offset: start, size, how: "whole" as const }, where));
+    this.region(start, start + size, { ...where, source: this.file, window: this.fileWindow, blobStart: true, depth });
+    return isElf(head, size) ? "elf" : "other";
+  }
+
+  private archive(start: number, size: number, where: Where, depth: number): void {
+    if (depth >= MAX_DEPTH) {
+      this.problems.push({ offset: start, code: "UNSUPPORTED_ARCHIVE", message: `archives nested more than ${MAX_DEPTH} deep are not read` });
+      return;
+    }
+    let index;
+    try {
+      index = readArchive(sliceSource(this.file, start, size), { engine: this.engine });
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return;
+    }
+    if (index.thin) {
+      this.problems.push({ offset: start, code: "THIN_ARCHIVE", message: "thin archive: its members are other files, which are not read" });
+      return;
+    }
+    for (const member of index.members) {
+      // Nested members are named by their path through the archives.
+      const name = where.member === undefined ? member.name : `${where.member}(${member.name})`;
+      this.blob(start + member.dataOffset, member.size, { member: name }, depth + 1);
+    }
+  }
+
+  /** Walks an ELF file's offload sections; false when it has none (or no readable section table), so it is walked whole. */
+  private elf(start: number, size: number, where: Where, depth: number): boolean {
+    let sections;
+    let names;
+    let elf;
+    try {
+      elf = openElf(sliceSource(this.file, start, size));
+      sections = elf.sections;
+      names = sectionNames(elf);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return false;
+    }
+    const regions: { name: string; offset: number; size: number }[] = [];
+    const objectEntries: FoundEntry[] = [];
+    let objectSection: string | undefined;
+    let found = false;
+    for (let i = 0; i < sections.length; i++) {
+      const name = names[i]!;
+      const isBundleSection = name.startsWith(ELF_BUNDLE_SECTION_PREFIX);
+      if (!isBundleSection && !isOffloadSectionName(name) && sections[i]!.type !== SHT_LLVM_OFFLOADING) continue;
+      found = true;
+      let range;
+      try {
+        range = sectionRange(elf, sections[i]!);
+      } catch (e) {
+        this.problems.push(problemOf(e, start));
+        continue;
+      }
+      const offset = start + range.offset;
+      if (isBundleSection) {
+        objectSection ??= name;
+        objectEntries.push({ id: name.substring(ELF_BUNDLE_SECTION_PREFIX.length), offset, size: range.size, align: alignmentOf(range.offset) });
+      } else if (range.size > 0) {
+        regions.push({ name, offset, size: range.size });
+      }
+    }
+    if (!found) return false;
+    if (objectEntries.length > 0) {
+      const first = Math.min(...objectEntries.map((e) => e.offset));
+      const end = Math.max(...objectEntries.map((e) => e.offset + e.size));
+      this.searched.push(withWhere({ offset: first, size: end - first, how: "section" as const, section: objectSection }, where));
+      this.addBundle(
+        withWhere({ format: "object" as const, offset: first, size: end - first, entries: objectEntries }, where),
+        this.file,
+      );
+    }
+    for (const region of regions) {
+      this.searched.push(withWhere({ offset: region.offset, size: region.size, how: "section" as const, section: region.name }, where));
+      const before = this.bundles.length + this.offloadBinaries.length;
+      this.region(region.offset, region.offset + region.size, {
+        ...where, section: region.name, source: this.file, window: this.fileWindow, blobStart: false, depth,
+      });
+      if (this.bundles.length + this.offloadBinaries.length === before) this.noteForeign(region);
+    }
+    return true;
+  }
+
+  /** A fatbin section that held nothing we read: say what it is when we know (CUDA's own fatbinary). */
+  private noteForeign(region: { name: string; offset: number; size: number }): void {
+    const head = readExact(this.file, region.offset, Math.min(region.size, 4));
+    if (head.length === 4 && head.every((b, i) => b === NV_FATBIN_MAGIC[i])) {
+      this.problems.push({
+        offset: region.offset,
+        code: "NV_FATBIN",
+        message: `section ${region.name} holds a CUDA fatbinary (NVIDIA's format, magic 0xba55ed50), not an LLVM offload bundle; not read`,
+      });
+    }
+  }
+
+  private addBundle(found: Omit<LocatedBundle, "index">, contents: ByteSource): void {
+    const bundle: LocatedBundle = { ...found, index: this.bundles.length };
+    this.bundles.push(bundle);
+    this.options.onBundle?.(bundle, contents);
+  }
+
+  /** Walks [start, end) of the context's source, hopping from one find to the next. */
+  private region(start: number, end: number, ctx: RegionContext): void {
+    let at = start;
+    let ccobTrailing: { offset: number; size: number } | undefined;
+    if (ctx.blobStart && end - start > 0) {
+      const head = readExact(ctx.source, start, Math.min(end - start, 64));
+      if (end - start >= CCOB_MIN_SIZE && isCompressedBundle(head)) {
+        const walked = this.ccobWalk(start, end, ctx);
+        if (walked === undefined) return;
+        at = walked.next;
+        ccobTrailing = walked.trailing;
+      } else {
+        const comment = detectTextComment(head);
+        if (comment !== undefined) {
+          this.textBundle(start, end, comment, ctx);
+          return;
+        }
+      }
+    }
+    const foundBefore = this.bundles.length + this.offloadBinaries.length;
+    while (at < end) {
+      const hit = this.nextMagic(ctx.window, at, end);
+      if (hit === undefined) break;
+      at = this.readAt(hit.at, hit.kind, end, ctx);
+    }
+    if (ccobTrailing !== undefined && this.bundles.length + this.offloadBinaries.length === foundBefore) {
+      this.problems.push({
+        offset: ccobTrailing.offset,
+        code: "CCOB_TRAILING",
+        message: `${ccobTrailing.size} bytes after the last compressed bundle are not a compressed bundle`,
+      });
+    }
+  }
+
+  /**
+   * The first magic at or after `from` and before `to` (whole magics only). Reads a page first, then
+   * sixteen, then a window at a time, so a find just past a bundle's end costs one small read.
+   */
+  private nextMagic(w: Window, from: number, to: number): { at: number; kind: MagicKind } | undefined {
+    let position = from;
+    let stage = 0;
+    while (to - position >= 4) {
+      if (!w.holds(position, Math.min(to - position, SEARCH_STAGES[0]!))) {
+        w.load(position, stage < SEARCH_STAGES.length ? SEARCH_STAGES[stage++]! : Infinity);
+      }
+      const chunkEnd = Math.min(w.end, to);
+      let best: { at: number; kind: MagicKind } | undefined;
+      for (const [kind, magic] of MAGICS) {
+        const hit = findFirst(w, magic, position, best === undefined ? chunkEnd : Math.min(chunkEnd, best.at + magic.length));
+        if (hit >= 0 && (best === undefined || hit < best.at)) best = { at: hit, kind };
+      }
+      if (best !== undefined) return best;
+      if (chunkEnd >= to) return undefined;
+      // Overlap by a magic's length less one, so one that straddles the boundary is still seen.
+      position = Math.max(position + 1, chunkEnd - (LONGEST_MAGIC - 1));
+    }
+    return undefined;
+  }
+
+  /** Reads what starts at `at`; returns where the walk goes on. */
+  private readAt(at: number, kind: MagicKind, end: number, ctx: RegionContext): number {
+    switch (kind) {
+      case "bundle":
+        return this.binaryBundle(at, end, ctx);
+      case "ccob":
+        return this.ccobAt(at, end, ctx);
+      case "offload":
+        return ctx.compressed !== undefined ? at + 1 : this.offloadRun(at, end, ctx);
+    }
+  }
+
+  private binaryBundle(at: number, end: number, ctx: RegionContext): number {
+    try {
+      const read = readBinaryBundle(sliceSource(ctx.source, at, end - at), { engine: this.engine });
+      if (read.kind === "none") {
+        if (read.problem !== undefined) this.problems.push({ offset: at, code: read.problem.code, message: read.problem.message });
+        return at + 1;
+      }
+      const entries = read.bundle.entries.map((e) => ({ id: e.id, offset: at + e.offset, size: e.size, align: alignmentOf(e.offset) }));
+      const align = entries.length === 0 ? 1 : Math.min(...entries.map((e) => e.align));
+      this.addBundle(
+        withWhere({ format: "binary" as const, offset: at, size: read.bundle.extent, align, entries, ...this.compressedField(ctx) }, ctx),
+        ctx.source,
+      );
+      // The header is the authority on the bundle's size; its payloads are never searched.
+      return at + Math.max(read.bundle.extent, BUNDLE_MAGIC_BYTES.length);
+    } catch (e) {
+      // A header that fails after good entries: reported at the bundle, as a failed first entry is.
+      this.problems.push({ ...problemOf(e, at), offset: at });
+      return at + 1;
+    }
+  }
+
+  private compressedField(ctx: RegionContext): { compressed?: CompressedBundleInfo } {
+    return ctx.compressed === undefined ? {} : { compressed: ctx.compressed };
+  }
+
+  private textBundle(start: number, end: number, comment: string, ctx: RegionContext): void {
+    try {
+      const text = readTextBundle(sliceSource(ctx.source, start, end - start), comment, { engine: this.engine });
+      const entries = text.entries.map((e) => ({ id: e.id, offset: start + e.offset, size: e.size, align: 1 }));
+      this.addBundle(withWhere({ format: "text" as const, offset: start, size: text.extent, comment, entries, ...this.compressedField(ctx) }, ctx), ctx.source);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+    }
+  }
+
+  /** A blob that starts with a compressed bundle: the CCOBs back to back, by their header sizes (LLVM's reading). */
+  private ccobWalk(start: number, end: number, ctx: RegionContext): { next: number; trailing?: { offset: number; size: number } } | undefined {
+    const blob = sliceSource(ctx.source, start, end - start);
+    let walk;
+    try {
+      walk = walkCcobs((position, length) => readExact(blob, position, Math.max(0, Math.min(length, blob.size - position))), blob.size);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return undefined;
+    }
+    for (const member of walk.members) this.compressed(blob, start, member, ctx);
+    if (walk.trailing === undefined) return { next: end };
+    return { next: start + walk.trailing.offset, trailing: { offset: start + walk.trailing.offset, size: walk.trailing.size } };
+  }
+
+  /** A CCOB met while hopping (after other finds in a section, say). */
+  private ccobAt(at: number, end: number, ctx: RegionContext): number {
+    if (ctx.compressed !== undefined || end - at < CCOB_MIN_SIZE) return at + 1;
+    const blob = sliceSource(ctx.source, at, end - at);
+    let header;
+    try {
+      header = parseCcobHeader(readExact(blob, 0, Math.min(32, blob.size)), 0, blob.size);
+    } catch {
+      // Four bytes "CCOB" that do not start a header are just data.
+      return at + 1;
+    }
+    const total = header.rawTotalSize;
+    const usable = total !== undefined && total >= header.headerSize && total <= blob.size;
+    // Version 1 has no total size: it runs to the end of its blob (the section), as LLVM reads it.
+    const size = usable ? total : blob.size;
+    this.compressed(blob, at, {
+      offset: 0, header, dataOffset: header.headerSize, dataSize: size - header.headerSize, size, totalSizeIgnored: total !== undefined && !usable,
+    }, ctx);
+    return at + size;
+  }
+
+  /** Opens one CCOB (member offsets relative to `blob`, which starts at `base`) and walks its contents. */
+  private compressed(blob: ByteSource, base: number, member: CcobMember, ctx: RegionContext): void {
+    const at = base + member.offset;
+    if (member.totalSizeIgnored) {
+      this.problems.push({ offset: at, code: "CCOB_TOTAL_SIZE", message: `compressed bundle total size ${member.header.rawTotalSize} does not fit the input; read to the end, as LLVM 19 does` });
+    }
+    const open = this.options.openCompressed;
+    if (open === undefined) {
+      this.problems.push({ offset: at, code: "CCOB_NO_DECOMPRESSOR", message: "compressed offload bundle (CCOB); no decompressor given" });
+      return;
+    }
+    if (ctx.depth >= MAX_DEPTH) {
+      this.problems.push({ offset: at, code: "CCOB_NESTED", message: `compressed bundles nested more than ${MAX_DEPTH} deep are not read` });
+      return;
+    }
+    let opened;
+    try {
+      opened = open(blob, member);
+    } catch (e) {
+      const problem = problemOf(e, base);
+      this.problems.push(e instanceof OffloadKitError && e.offset === undefined ? { ...problem, offset: at } : problem);
+      return;
+    }
+    try {
+      const info: CompressedBundleInfo = {
+        offset: at,
+        size: member.size,
+        version: member.header.version,
+        method: compressionMethodName(member.header.method),
+        declaredSize: member.header.uncompressedSize,
+        decompressedSize: opened.source.size,
+        storedHash: formatHash(member.header.hash),
+        ...(opened.recalculatedHash !== undefined ? { recalculatedHash: formatHash(opened.recalculatedHash) } : {}),
+      };
+      if (opened.recalculatedHash !== undefined && opened.recalculatedHash !== member.header.hash) {
+        this.problems.push({ offset: at, code: "CCOB_HASH_MISMATCH", message: `stored hash ${info.storedHash} does not match the contents (${info.recalculatedHash}); LLVM does not check it` });
+      }
+      if (opened.source.size < member.header.uncompressedSize) {
+        this.problems.push({ offset: at, code: "CCOB_SHORT", message: `declares ${member.header.uncompressedSize} uncompressed bytes but holds ${opened.source.size}; LLVM accepts the shorter contents` });
+      }
+      const bundlesBefore = this.bundles.length;
+      const problemsBefore = this.problems.length;
+      this.region(0, opened.source.size, {
+        section: ctx.section, member: ctx.member, source: opened.source, window: new Window(this.engine, opened.source),
+        compressed: info, blobStart: true, depth: ctx.depth + 1,
+      });
+      for (let i = problemsBefore; i < this.problems.length; i++) {
+        const p = this.problems[i]!;
+        this.problems[i] = { ...p, message: `in the compressed bundle at ${at}: ${p.message}` };
+      }
+      if (this.bundles.length === bundlesBefore) {
+        this.problems.push({ offset: at, code: "CCOB_NO_BUNDLE", message: `compressed bundle holds ${opened.source.size} bytes that are not an offload bundle` });
+      }
+    } finally {
+      opened.close();
+    }
+  }
+
+  private offloadRun(at: number, end: number, ctx: RegionContext): number {
+    let read: OffloadBinaries;
+    try {
+      read = readOffloadBinaries(sliceSource(ctx.source, at, end - at), {
+        engine: this.engine, decompress: this.options.decompressOffload, stopAtError: true,
+      });
+    } catch (e) {
+      this.problems.push(problemOf(e, at));
+      return at + 1;
+    }
+    if (read.binaries.length === 0) {
+      const stopped = read.stopped!;
+      this.problems.push({ offset: at, code: stopped.code, message: `offload binary: ${stopped.message}` });
+      return at + 1;
+    }
+    const images = foundImages(read.images, at, this.imageIndex);
+    this.imageIndex += images.length;
+    const run: LocatedOffloadBinaries = withWhere({ offset: at, size: read.end, binaries: read.binaries.length, images }, ctx);
+    this.offloadBinaries.push(run);
+    this.options.onOffloadBinaries?.(run, read.images);
+    return at + read.end;
+  }
+}
+
+/** The images of a run of binaries that starts at `base` in the file, numbered from `firstIndex`. */
+export function foundImages(images: readonly OffloadImage[], base: number, firstIndex: number): FoundOffloadImage[] {
+  return images.map((image, i) => ({
+    index: firstIndex + i,
+    binaryOffset: base + image.binaryOffset,
+    version: image.version,
+    imageKind: image.imageKind,
+    offloadKind: image.offloadKind,
+    flags: image.flags,
+    triple: image.triple,
+    arch: image.arch,
+    strings: [...image.strings],
+    offset: image.compressed ? image.imageOffset : base + image.imageOffset,
+    size: image.imageSize,
+    compressed: image.compressed,
+  }));
+}
+
+/** Every bundle and offload binary in `input`, wherever it is held (see the module comment). */
+export function locate(input: ByteSource | Uint8Array, options: LocateOptions = {}): Location {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  const locator = new Locator(source, options);
+  const container = locator.blob(0, source.size, {}, 0);
+  return {
+    size: source.size,
+    container,
+    bundles: locator.bundles,
+    offloadBinaries: locator.offloadBinaries,
+    problems: locator.problems,
+    searched: locator.searched,
+  };
+}
