@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// offload-wrapper arrives with its own issue; until then it says so and exits 2.
-process.stderr.write("offload-wrapper: not implemented yet\n");
-process.exitCode = 2;
+import { invokedName, processIO } from "../cli/io.js";
+import { runWrapper } from "../cli/offload-wrapper.js";
+
+process.exitCode = runWrapper(invokedName(process.argv[1], "offload-wrapper"), process.argv.slice(2), processIO());

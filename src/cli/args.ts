@@ -84,6 +84,12 @@ export interface ToolSpec {
   mapOrder?: string[];
   /** LLVM <= 14 rejected a repeated cl::opt ("may only occur zero or one times!"); LLVM 15+ keeps the last. */
   singleOccurrence?: boolean;
+  /**
+   * LLVM 14's help layout: a single-letter option's value is shown as `-o=<file>` (not `-o <file>`), and
+   * --help-hidden lists every registered category, empty ones included ("This option category has no
+   * options."), with its description. The categories the tool's libraries register are listed here.
+   */
+  llvm14Help?: { categories: { name: string; description?: string }[] };
 }
 
 export type ParseResult =
@@ -91,6 +97,8 @@ export type ParseResult =
       kind: "ok";
       values: Record<string, OptionValue>;
       occurrences: Record<string, number>;
+      /** Where each value came from: its argument's index (after response-file expansion), like cl::list getPosition. */
+      positions: Record<string, number[]>;
       /**
        * Text LLVM printed without stopping the tool. Only a response-file failure does that: the message is
        * printed, nothing is parsed, and the tool carries on with every option at its default.
@@ -458,6 +466,9 @@ export function expandResponseFiles(args: readonly string[], reader: ResponseFil
 class CommandLineParse {
   readonly values: Record<string, OptionValue> = {};
   readonly occurrences: Record<string, number> = {};
+  readonly positions: Record<string, number[]> = {};
+  /** The index of the argument being handled, for `positions`. */
+  private position = 0;
   stderr = "";
   errorParsing = false;
   /** Set when --help or --version answered: LLVM exits 0 on the spot. */
@@ -489,6 +500,7 @@ class CommandLineParse {
 
   run(): void {
     const positionalValues: string[] = [];
+    const positionalIndexes: number[] = [];
     let dashDashFound = false;
     for (let index = 0; index < this.args.length && !this.finished; index++) {
       const arg = this.args[index]!;
@@ -499,6 +511,7 @@ class CommandLineParse {
       if (!arg.startsWith("-") || arg === "-" || dashDashFound) {
         if (this.table.positionals.length > 0) {
           positionalValues.push(arg);
+          positionalIndexes.push(index);
           continue;
         }
       } else if (arg === "--") {
@@ -524,12 +537,13 @@ class CommandLineParse {
         this.errorParsing = true;
         continue;
       }
+      this.position = index;
       const provided = this.provideOption(handler, value, index, true);
       if (provided.error) this.errorParsing = true;
       index = provided.index;
     }
     if (this.finished) return;
-    this.distributePositionals(positionalValues);
+    this.distributePositionals(positionalValues, positionalIndexes);
     for (const entry of this.table.named) {
       if (entry.required && !entry.target && this.occurrences[entry.name] === 0) {
         this.error(entry, "must be specified at least once!");
@@ -642,6 +656,7 @@ class CommandLineParse {
     const entry = handler.target ?? handler;
     const count = (this.occurrences[entry.name] ?? 0) + 1;
     this.occurrences[entry.name] = count;
+    (this.positions[entry.name] ??= []).push(this.position);
     if (this.table.tool.singleOccurrence && !entry.list && count > 1) {
       return this.error(entry, entry.required ? "must occur exactly one time!" : "may only occur zero or one times!");
     }
@@ -704,7 +719,7 @@ class CommandLineParse {
    * The positional pass after the loop (no cl::ConsumeAfter): required positionals first, then optional and
    * list ones take what is left. A bad value is reported but, as in LLVM, does not fail the parse.
    */
-  private distributePositionals(values: string[]): void {
+  private distributePositionals(values: string[], indexes: number[]): void {
     const positionals = this.table.positionals;
     let required = positionals.filter((entry) => entry.required).length;
     const unlimited = positionals.some((entry) => entry.list);
@@ -725,12 +740,14 @@ class CommandLineParse {
     let next = 0;
     for (const entry of positionals) {
       if (entry.required) {
+        this.position = indexes[next]!;
         this.addOccurrences(entry, values[next++]!);
         required--;
       }
       let done = entry.required && !entry.list;
       while (values.length - next > required && !done) {
         if (!entry.list) done = true;
+        this.position = indexes[next]!;
         this.addOccurrences(entry, values[next++]!);
       }
     }
@@ -753,9 +770,9 @@ function initialValue(entry: TableEntry): OptionValue {
   }
 }
 
-function defaultValues(table: OptionTable): { values: Record<string, OptionValue>; occurrences: Record<string, number> } {
+function defaultValues(table: OptionTable): { values: Record<string, OptionValue>; occurrences: Record<string, number>; positions: Record<string, number[]> } {
   const parse = new CommandLineParse(table, "", []);
-  return { values: parse.values, occurrences: parse.occurrences };
+  return { values: parse.values, occurrences: parse.occurrences, positions: {} };
 }
 
 /**
@@ -782,7 +799,7 @@ export function parseCommandLine(tool: ToolSpec, argv0: string, args: readonly s
       return { kind: "exit", code: 0, stdout, stderr: parse.stderr };
     }
   }
-  return { kind: "ok", values: parse.values, occurrences: parse.occurrences, stderr: parse.stderr };
+  return { kind: "ok", values: parse.values, occurrences: parse.occurrences, positions: parse.positions, stderr: parse.stderr };
 }
 
 /** Typed reads of a parse result, so CLIs need no casts. */

@@ -74,7 +74,7 @@ function enumValueHelpText(text: string, indent: number, firstLineIndentedBy: nu
   return out;
 }
 
-function optionInfo(entry: TableEntry, width: number): string {
+function optionInfo(entry: TableEntry, width: number, llvm14: boolean): string {
   const head = `  ${dashes(entry.name)}${entry.name}`;
   if (isAlias(entry)) return head + helpText(entry.description, width, argPlusPrefixesSize(entry.name));
   if (entry.kind === "enum") {
@@ -94,7 +94,7 @@ function optionInfo(entry: TableEntry, width: number): string {
   let valuePart = "";
   if (placeholder !== "") {
     if (entry.valueExpected === "optional") valuePart = `[=<${placeholder}>]`;
-    else valuePart = `${entry.name.length === 1 ? " <" : "=<"}${placeholder}>`;
+    else valuePart = `${entry.name.length === 1 && !llvm14 ? " <" : "=<"}${placeholder}>`;
   }
   return head + valuePart + helpText(entry.description, width, optionWidth(entry));
 }
@@ -110,19 +110,33 @@ function isShown(entry: TableEntry, mode: HelpMode): boolean {
 export function renderHelp(table: OptionTable, program: string, mode: HelpMode): string {
   const shown = table.named.filter((entry) => isShown(entry, mode)).sort((left, right) => byName(left.name, right.name));
   const width = shown.reduce((max, entry) => Math.max(max, optionWidth(entry)), 0);
+  const llvm14 = table.tool.llvm14Help;
   let out = table.tool.overview === "" ? "" : `OVERVIEW: ${table.tool.overview}\n`;
   out += `USAGE: ${program} [options]`;
   for (const positional of table.positionals) out += ` ${positional.description}`;
   out += "\n\nOPTIONS:\n";
   if (!mode.categorized) {
-    for (const entry of shown) out += optionInfo(entry, width);
+    for (const entry of shown) out += optionInfo(entry, width, llvm14 !== undefined);
+    return out;
+  }
+  if (llvm14 !== undefined) {
+    // LLVM 14 prints every registered category (empty ones too under --help-hidden), with its description.
+    const described = new Map(llvm14.categories.map((c) => [c.name, c.description ?? ""]));
+    const names = new Set([...shown.map((entry) => entry.category), ...(mode.showHidden ? described.keys() : [])]);
+    for (const category of [...names].sort(byName)) {
+      const description = described.get(category) ?? "";
+      out += `\n${category}:\n${description === "" ? "" : `${description}\n`}\n`;
+      const members = shown.filter((entry) => entry.category === category);
+      if (members.length === 0) out += "  This option category has no options.\n";
+      for (const entry of members) out += optionInfo(entry, width, true);
+    }
     return out;
   }
   // LLVM 19 skips categories with nothing to show, even under --help-hidden (LLVM 14 listed them as empty).
   const categories = [...new Set(shown.map((entry) => entry.category))].sort(byName);
   for (const category of categories) {
     out += `\n${category}:\n\n`;
-    for (const entry of shown) if (entry.category === category) out += optionInfo(entry, width);
+    for (const entry of shown) if (entry.category === category) out += optionInfo(entry, width, false);
   }
   return out;
 }

@@ -11,3 +11,5 @@ export { nodeCodecs } from "./codecs.js";
 export type { BundleOptions } from "./bundler.js";
 export { extractImages, packageImages } from "./packager.js";
 export type { ExtractOptions, ExtractedOutput, PackagerOptions } from "./packager.js";
+export { wrapFiles } from "./wrapper.js";
+export type { WrapFilesOptions } from "./wrapper.js";

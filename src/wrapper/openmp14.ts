@@ -28,7 +28,7 @@
  * `__tgt_register_image_info(&info)` for each image in order before `__tgt_register_lib`. Its globals are named
  * with the seed's explicit `.N` suffixes and created in the constructor, before its calls, as the AMD fork does.
  */
-import type { Constant, ConstantInt, Function, GlobalVariable, Linkage } from "../llvm/bitcode/ir.js";
+import type { Constant, ConstantInt, Function, GlobalVariable } from "../llvm/bitcode/ir.js";
 import { FunctionBuilder, Module } from "../llvm/bitcode/ir.js";
 import { latin1Encode } from "../formats/bytes.js";
 import type { PreparedImage } from "./images.js";
@@ -39,8 +39,6 @@ export const WRAPPER14_SOURCE_FILENAME = "offload.wrapper.object";
 export interface OpenMP14Options {
   readonly triple: string;
   readonly nvptx: boolean;
-  /** `Triple(Target).isAMDGCN()`: the dummy entry is weak there (read off clang-offload-wrapper-14). */
-  readonly dummyLinkage: Linkage;
   /** The image-info variant: one target ID per image. */
   readonly offloadArchs?: readonly string[];
 }
@@ -59,7 +57,7 @@ export function buildOpenMP14Module(images: readonly PreparedImage[], options: O
   const entriesEnd = m.addGlobal({ name: "__stop_omp_offloading_entries", valueType: entryTy, constant: true, linkage: "external", visibility: "hidden" });
   const dummyInit = m.constNull(m.array(entryTy, 0));
   m.addGlobal({
-    name: "__dummy.omp_offloading.entry", valueType: dummyInit.type, constant: true, linkage: options.dummyLinkage, visibility: "hidden",
+    name: "__dummy.omp_offloading.entry", valueType: dummyInit.type, constant: true, linkage: "external", visibility: "hidden",
     section: "omp_offloading_entries", initializer: dummyInit,
   });
 

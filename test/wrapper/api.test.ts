@@ -1,0 +1,49 @@
+// The library API: option checks worded like the native tools, LLVM's constant uniquing (equal images share one
+// constant, zero images are zeroinitializer), the image-info variant, and the text form.
+import { describe, expect, it } from "vitest";
+import { OffloadKitError } from "../../src/engine/errors.js";
+import { wrapImages, wrapImagesText } from "../../src/wrapper/index.js";
+
+const enc = (text: string) => new TextEncoder().encode(text);
+
+describe("wrapImages", () => {
+  it("checks the options as the native tools do", () => {
+    const image = { bytes: enc("X") };
+    expect(() => wrapImages({ images: [image] })).toThrow("for the --target option: must be specified at least once!");
+    expect(() => wrapImages({ triple: "foo-bar", images: [image] })).toThrow("'foo-bar': unsupported target triple");
+    expect(() => wrapImages({ flavour: "llvm-offload-wrapper-22", kind: "cuda", images: [image, image] })).toThrow(
+      "CUDA / HIP offloading uses a single fatbinary or offload bundle",
+    );
+    expect(() => wrapImages({ triple: "x86_64-pc-linux-gnu", images: [{ ...image, arch: "gfx906" }, image] })).toThrow(OffloadKitError);
+    expect(() => wrapImages({ flavour: "llvm-offload-wrapper-22", images: [{ bytes: Uint8Array.of(0x10, 0xff, 0x10, 0xad, 1) }] })).toThrow(
+      /offload binary is too small/,
+    );
+  });
+
+  it("shares one constant between equal images and writes zero images as zeroinitializer", () => {
+    const text = wrapImagesText({ triple: "x86_64-pc-linux-gnu", images: [{ bytes: enc("AB") }, { bytes: new Uint8Array(3) }, { bytes: enc("AB") }] });
+    expect(text).toContain('@.omp_offloading.device_image = internal unnamed_addr constant [2 x i8] c"AB"');
+    expect(text).toContain("@.omp_offloading.device_image.1 = internal unnamed_addr constant [3 x i8] zeroinitializer");
+    expect(text).toContain('@.omp_offloading.device_image.2 = internal unnamed_addr constant [2 x i8] c"AB"');
+  });
+
+  it("adds the image infos of seed 004 and registers them before the library", () => {
+    const text = wrapImagesText({ triple: "x86_64-pc-linux-gnu", images: [{ bytes: enc("A"), arch: "gfx906" }, { bytes: enc("B"), arch: "gfx90a:xnack+" }] });
+    expect(text).toContain("%__tgt_image_info = type { i32, i32, i32, i8*, i8* }");
+    expect(text).toContain('@__offload_arch = internal constant [7 x i8] c"gfx906\\00", section ".offload_arch_list", align 1');
+    expect(text).toContain('@__offload_arch.1 = internal constant [14 x i8] c"gfx90a:xnack+\\00", section ".offload_arch_list", align 1');
+    expect(text).toContain("@.offload_image_info.1 = internal constant %__tgt_image_info { i32 1, i32 1, i32 2, i8* getelementptr inbounds ([14 x i8], [14 x i8]* @__offload_arch.1, i64 0, i64 0), i8* null }");
+    const body = text.slice(text.indexOf("define internal void @.omp_offloading.descriptor_reg"));
+    const calls = [...body.matchAll(/call void @(\S+)\((?:\S+) @(\S+)\)/g)].slice(0, 3).map((m) => `${m[1]} ${m[2]}`);
+    expect(calls).toEqual([
+      "__tgt_register_image_info .offload_image_info",
+      "__tgt_register_image_info .offload_image_info.1",
+      "__tgt_register_lib .omp_offloading.descriptor",
+    ]);
+  });
+
+  it("escapes image bytes in the text form as LLVM does", () => {
+    const text = wrapImagesText({ flavour: "llvm-offload-wrapper-22", images: [{ bytes: Uint8Array.of(0x41, 0x22, 0x5c, 0x0a, 0xff, 0) }] });
+    expect(text).toContain('c"A\\22\\5C\\0A\\FF\\00", section ".llvm.offloading", align 8');
+  });
+});
