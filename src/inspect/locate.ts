@@ -355,25 +355,27 @@ class Locator {
   }
 
   private binaryBundle(at: number, end: number, ctx: RegionContext): number {
+    let read;
     try {
-      const read = readBinaryBundle(sliceSource(ctx.source, at, end - at), { engine: this.engine });
-      if (read.kind === "none") {
-        if (read.problem !== undefined) this.problems.push({ offset: at, code: read.problem.code, message: read.problem.message });
-        return at + 1;
-      }
-      const entries = read.bundle.entries.map((e) => ({ id: e.id, offset: at + e.offset, size: e.size, align: alignmentOf(e.offset) }));
-      const align = entries.length === 0 ? 1 : Math.min(...entries.map((e) => e.align));
-      this.addBundle(
-        withWhere({ format: "binary" as const, offset: at, size: read.bundle.extent, align, entries, ...this.compressedField(ctx) }, ctx),
-        ctx.source,
-      );
-      // The header is the authority on the bundle's size; its payloads are never searched.
-      return at + Math.max(read.bundle.extent, BUNDLE_MAGIC_BYTES.length);
+      read = readBinaryBundle(sliceSource(ctx.source, at, end - at), { engine: this.engine });
     } catch (e) {
       // A header that fails after good entries: reported at the bundle, as a failed first entry is.
       this.problems.push({ ...problemOf(e, at), offset: at });
       return at + 1;
     }
+    if (read.kind === "none") {
+      if (read.problem !== undefined) this.problems.push({ offset: at, code: read.problem.code, message: read.problem.message });
+      return at + 1;
+    }
+    const entries = read.bundle.entries.map((e) => ({ id: e.id, offset: at + e.offset, size: e.size, align: alignmentOf(e.offset) }));
+    const align = entries.length === 0 ? 1 : Math.min(...entries.map((e) => e.align));
+    // Outside the try: what the caller's onBundle throws is not a problem of the input.
+    this.addBundle(
+      withWhere({ format: "binary" as const, offset: at, size: read.bundle.extent, align, entries, ...this.compressedField(ctx) }, ctx),
+      ctx.source,
+    );
+    // The header is the authority on the bundle's size; its payloads are never searched.
+    return at + Math.max(read.bundle.extent, BUNDLE_MAGIC_BYTES.length);
   }
 
   private compressedField(ctx: RegionContext): { compressed?: CompressedBundleInfo } {
@@ -381,13 +383,15 @@ class Locator {
   }
 
   private textBundle(start: number, end: number, comment: string, ctx: RegionContext): void {
+    let text;
     try {
-      const text = readTextBundle(sliceSource(ctx.source, start, end - start), comment, { engine: this.engine });
-      const entries = text.entries.map((e) => ({ id: e.id, offset: start + e.offset, size: e.size, align: 1 }));
-      this.addBundle(withWhere({ format: "text" as const, offset: start, size: text.extent, comment, entries, ...this.compressedField(ctx) }, ctx), ctx.source);
+      text = readTextBundle(sliceSource(ctx.source, start, end - start), comment, { engine: this.engine });
     } catch (e) {
       this.problems.push(problemOf(e, start));
+      return;
     }
+    const entries = text.entries.map((e) => ({ id: e.id, offset: start + e.offset, size: e.size, align: 1 }));
+    this.addBundle(withWhere({ format: "text" as const, offset: start, size: text.extent, comment, entries, ...this.compressedField(ctx) }, ctx), ctx.source);
   }
 
   /** A blob that starts with a compressed bundle: the CCOBs back to back, by their header sizes (LLVM's reading). */

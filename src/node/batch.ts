@@ -84,7 +84,8 @@ export function unbundleOne(input: string, options: UnbundleOptions, outDir: str
   }
 }
 
-function checkNameCollisions(inputs: readonly string[]): void {
+/** Two inputs with one file name would write outputs with the same names: refused before anything is written. */
+export function checkNameCollisions(inputs: readonly string[]): void {
   const byName = new Map<string, string>();
   for (const input of inputs) {
     const name = basename(input);

@@ -34,6 +34,7 @@ export class OutputFile {
   /** Bytes written so far. */
   position = 0;
   private done = false;
+  private fdOpen = true;
 
   constructor(readonly path: string) {
     if (path === "-") {
@@ -87,6 +88,20 @@ export class OutputFile {
     }
   }
 
+  /**
+   * Closes the temporary file now, finished; `commit` still renames it into place. Lets a job with many
+   * outputs hold one descriptor at a time instead of one per output until the end.
+   */
+  close(): void {
+    if (this.done || !this.fdOpen || this.tempPath === undefined) return;
+    this.fdOpen = false;
+    try {
+      closeSync(this.fd);
+    } catch (e) {
+      throw fileError(this.path, e);
+    }
+  }
+
   /** Marks the output finished; true when there is a temporary file left to settle. */
   private settle(): boolean {
     if (this.done) return false;
@@ -100,7 +115,7 @@ export class OutputFile {
   commit(): void {
     if (!this.settle()) return;
     try {
-      closeSync(this.fd);
+      if (this.fdOpen) closeSync(this.fd);
       renameSync(this.tempPath!, this.path);
     } catch (e) {
       this.unlinkTemp();
@@ -112,7 +127,7 @@ export class OutputFile {
   discard(): void {
     if (!this.settle()) return;
     try {
-      closeSync(this.fd);
+      if (this.fdOpen) closeSync(this.fd);
     } catch {
       // Already closed: nothing else to release.
     }

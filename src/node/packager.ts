@@ -127,7 +127,8 @@ export interface ExtractedOutput {
   readonly archive: boolean;
 }
 
-function writeArchiveFile(out: OutputFile, engine: Engine, images: readonly CollectedImage[]): void {
+/** `--archive`: the images as one static archive, members named by their buffer identifiers, as the packager writes it. */
+export function writeArchiveFile(out: OutputFile, engine: Engine, images: readonly CollectedImage[]): void {
   const members: NewArchiveMember[] = images.map((image) => {
     const symbols = archiveMemberSymbols(imageSource(image));
     return { name: image.identifier, size: image.imageSize, symbols: symbols.kind === "symbols" ? symbols.symbols : null };

@@ -1,5 +1,6 @@
 // offload-kit on offload binaries: `ls` (table, --json, --objdump) and `extract`, in process, on the golden
 // files of test/fixtures/offload-binary/ (so no native tool is needed).
+import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,10 +77,12 @@ describe("offload-kit extract", () => {
     const run = await kit(dir, "extract", "--json", "multi.19.bin", "--image=file=sel.a,triple=t1", "--image=kind=cuda", "--archive");
     expect(run.code).toBe(1);
     const json = JSON.parse(run.stdout.toString());
-    expect(json.results[0].error).toEqual({ code: "PACKAGER_ARCHIVE_NEEDS_FILE", message: "Image must have a 'file' argument." });
+    expect(json.errors).toEqual([{ file: "multi.19.bin", code: "PACKAGER_ARCHIVE_NEEDS_FILE", message: "Image must have a 'file' argument." }]);
+    expect(json.outputs).toEqual([]);
     const ok = await kit(dir, "extract", "--json", "multi.19.bin", "--image=file=sel.a,triple=t1", "--archive");
-    expect(JSON.parse(ok.stdout.toString()).results[0].outputs).toEqual([
-      { path: "sel.a", archive: true, images: [{ index: 2, triple: "t1", arch: "a1", kind: "", size: 4 }] },
+    const archive = readFileSync(join(dir, "sel.a"));
+    expect(JSON.parse(ok.stdout.toString()).outputs).toEqual([
+      { path: "sel.a", id: "", offset: null, size: archive.length, sha256: createHash("sha256").update(archive).digest("hex"), bundle: null, file: "multi.19.bin", archiveOf: [2] },
     ]);
     expect(readFileSync(join(dir, "sel.a"), "latin1")).toBe("!<arch>\nmulti.19.bin/   0           0     0     644     4         `\nNONE");
   });

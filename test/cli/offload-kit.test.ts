@@ -140,6 +140,23 @@ describe("offload-kit unbundle", () => {
     expect(bad.stderr).toBe("offload-kit unbundle: error: invalid target 'hip-foo-amd-amdhsa--gfx906', unknown target triple 'foo-amd-amdhsa-'\n");
     expect(readdirSync(join(dir, "out"))).toEqual([]);
   });
+
+  it("says where the bundles of a file that is not a bundle are, and what writes them", async () => {
+    const dir = workdir();
+    const app = new URL("../fixtures/hosts/app", import.meta.url).pathname;
+    const run = await kit(dir, "unbundle", `-targets=${G906}`, "--out-dir=out", app);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${app}: Can't find bundles for ${G906}: the file holds 3 bundles in .hip_fatbin; ` +
+      `'offload-kit extract --targets=${G906} --out-dir=<dir> ${app}' writes them\n`);
+  });
+
+  it("lists the bundles of an executable's .hip_fatbin, a compressed one among them", async () => {
+    const run = await kit(workdir(), "ls", new URL("../fixtures/hosts/app", import.meta.url).pathname);
+    expect(run.code).toBe(0);
+    const text = run.stdout.toString();
+    expect(text).toContain("app: binary bundle at 0x1000, 12256 bytes, align 4096, 3 entries, in section .hip_fatbin\n");
+    expect(text).toContain("app: zstd compressed bundle v2 at 0x7000, 1390 bytes, hash 0xf116ef633edd9271: binary bundle at 0x0, 12256 bytes, align 4096, 3 entries, in section .hip_fatbin\n");
+  });
 });
 
 describe("offload-kit front door", () => {

@@ -58,3 +58,17 @@ export function buildElf64(sections: readonly TestSection[], options: { type?: n
   });
   return out;
 }
+
+/** Pads `parts` to 4096 boundaries, as the linker lays out `.hip_fatbin`. */
+export function fatbin(parts: readonly Uint8Array[]): { bytes: Uint8Array; offsets: number[] } {
+  const offsets: number[] = [];
+  let size = 0;
+  for (const p of parts) {
+    size = Math.ceil(size / 4096) * 4096;
+    offsets.push(size);
+    size += p.length;
+  }
+  const bytes = new Uint8Array(size);
+  parts.forEach((p, i) => bytes.set(p, offsets[i]!));
+  return { bytes, offsets };
+}

@@ -13,7 +13,7 @@ import type { LocateOptions, Location } from "../../src/inspect/locate.js";
 import { nodeCodecs } from "../../src/node/codecs.js";
 import { decompressMember } from "../../src/node/decompress.js";
 import { ENGINE_KINDS, makeEngine, rng, randomBytes } from "../engines.js";
-import { buildElf64 } from "./elf-builder.js";
+import { buildElf64, fatbin } from "./elf-builder.js";
 
 const HOSTS = new URL("../fixtures/hosts/", import.meta.url);
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, HOSTS)));
@@ -43,20 +43,6 @@ const decompress: LocateOptions["openCompressed"] = (input, member) => decompres
 
 function entryBytes(location: Location, source: Uint8Array): string[][] {
   return location.bundles.map((b) => b.entries.map((e) => `${e.id}=${new TextDecoder().decode(source.subarray(e.offset, e.offset + e.size))}`));
-}
-
-/** Pads `parts` to 4096 boundaries, as the linker lays out `.hip_fatbin`. */
-function fatbin(parts: readonly Uint8Array[]): { bytes: Uint8Array; offsets: number[] } {
-  const offsets: number[] = [];
-  let size = 0;
-  for (const p of parts) {
-    size = Math.ceil(size / 4096) * 4096;
-    offsets.push(size);
-    size += p.length;
-  }
-  const bytes = new Uint8Array(size);
-  parts.forEach((p, i) => bytes.set(p, offsets[i]!));
-  return { bytes, offsets };
 }
 
 let ccob: Uint8Array;
@@ -229,5 +215,12 @@ describe.each(ENGINE_KINDS)("locate (%s engine)", (kind) => {
       expect(lib.bundles.map((b) => [b.member, b.format])).toEqual([["fat.o", "object"]]);
       expect(lib.offloadBinaries.map((r) => [r.member, r.section])).toEqual([["omp.o", ".llvm.offloading"]]);
     });
+  });
+});
+
+describe("locate callbacks", () => {
+  it("lets what onBundle throws propagate (it is the caller's, not a problem of the input)", () => {
+    const bundle = writeBinaryBundle([{ id: G906, data: enc("x") }]);
+    expect(() => locate(bundle, { onBundle: () => { throw new Error("stop"); } })).toThrow("stop");
   });
 });

@@ -1,52 +1,53 @@
 /**
- * `offload-kit extract FILE... [--image=<filter>]... [--out-dir=DIR] [--archive] [--json]`: the images of
- * offload binaries (raw, in ELF objects' `.llvm.offloading` sections, in archives) written to files, many
- * inputs in one process. Filters and names are clang-offload-packager's (src/node/packager.ts): without a
- * filter every image is written, to `DIR/<input stem>-<triple>-<arch>.<n>.<ext>`; a filter with `file=`
- * writes its last match there (or all of them, as an archive, with --archive).
+ * `offload-kit extract FILE... [--out-dir=DIR] [--targets=T1,T2] [--image=<filter>]... [--archive] [--json]`:
+ * every entry of every bundle and every offload image in each file, wherever the file holds them (a bundle,
+ * a compressed bundle, an executable's or library's `.hip_fatbin`, a fat object, `.llvm.offloading`, an
+ * archive), written to `DIR/<file name>-<bundle index>-<entry ID>` and, for offload images,
+ * clang-offload-packager's `DIR/<stem>-<triple>-<arch>.<n>.<ext>` (src/node/extract.ts).
+ *
+ * An input with nothing to extract (or nothing the filters select) is an error, like an unreadable one;
+ * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
+ * outputs (a damaged bundle among good ones) is a warning.
  */
 import { mkdirSync } from "node:fs";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
-import { getImageKindName } from "../../formats/offload-binary.js";
-import { codecDecompressor } from "../../node/packager-codecs.js";
-import { extractImages } from "../../node/packager.js";
-import type { ExtractedOutput } from "../../node/packager.js";
+import { checkNameCollisions, normaliseBatchTargets } from "../../node/batch.js";
+import { extractFile } from "../../node/extract.js";
+import type { ExtractedOutput } from "../../node/extract.js";
+import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, usageError } from "./common.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
-    path: output.path,
-    archive: output.archive,
-    images: output.images.map((image) => ({
-      index: image.index,
-      triple: byteStringToUnicode(image.triple),
-      arch: byteStringToUnicode(image.arch),
-      kind: getImageKindName(image.imageKind),
-      size: image.imageSize,
-    })),
+    ...output,
+    id: byteStringToUnicode(output.id),
+    ...(output.section !== undefined ? { section: byteStringToUnicode(output.section) } : {}),
+    ...(output.member !== undefined ? { member: byteStringToUnicode(output.member) } : {}),
   };
 }
 
 export const extract: Subcommand = {
-  summary: "Extract the images of offload binaries (raw, in ELF objects, in archives): [--image=<key>=<value>,...]... [--out-dir=DIR] [--archive] [--json].",
+  summary: "Write every bundle entry and offload image in each file, wherever it is held: [--out-dir=DIR] [--targets=T1,T2] [--image=<key>=<value>,...]... [--json].",
   spec: () => ({
-    overview: "offload-kit extract: write the images of offload binaries to files\n",
+    overview: "offload-kit extract: write every bundle entry and offload image in files to files\n",
     options: [
       FILES_OPTION,
+      { name: "out-dir", kind: "string", valueName: "dir", description: "Directory for the outputs (created if missing; default: .)", category },
+      { name: "targets", kind: "string", list: true, commaSeparated: true, description: "Only entries compatible with one of [<offload kind>-<target triple>,...], by the bundler's rules", category },
+      { name: "hip-openmp-compatible", kind: "flag", description: "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa", category },
       {
         name: "image",
         kind: "string",
         list: true,
         valueName: "<key>=<value>,...",
-        description: "Images to extract, as clang-offload-packager filters them (default: all)",
+        description: "Offload images to extract, as clang-offload-packager filters them (bundle entries then only with --targets)",
         category,
       },
-      { name: "out-dir", kind: "string", valueName: "dir", description: "Directory for generated names (created if missing; default: .)", category },
-      { name: "archive", kind: "flag", description: "Write each filter's matches to a static archive at its file=", category },
+      { name: "archive", kind: "flag", description: "Write each --image filter's matches to a static archive at its file=", category },
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
@@ -54,31 +55,52 @@ export const extract: Subcommand = {
   run(values, { name, io }) {
     const files = listValue(values, "files");
     if (files.length === 0) return usageError(io, name, "no input files");
-    const filters = listValue(values, "image").map(utf8ToByteString);
-    const outDir = stringValue(values, "out-dir") || undefined;
+    const outDir = stringValue(values, "out-dir") || ".";
+    const rawTargets = listValue(values, "targets");
+    const imageFilters = listValue(values, "image").map(utf8ToByteString);
     const json = flagValue(values, "json");
-    const archive = flagValue(values, "archive");
     return runGuarded(io, name, () => {
-      if (outDir !== undefined) mkdirSync(outDir, { recursive: true });
-      const decompress = codecDecompressor();
-      const results: unknown[] = [];
-      let status = 0;
-      for (const input of files) {
+      // Both refuse before anything is written.
+      if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
+      checkNameCollisions(files);
+      mkdirSync(outDir, { recursive: true });
+      const started = performance.now();
+      const outputs: ExtractedOutput[] = [];
+      const problems: (ScanProblem & { file: string })[] = [];
+      const errors: { file: string; code: string; message: string }[] = [];
+      const taken = new Set<string>();
+      for (const file of files) {
         try {
-          const written = extractImages(input, filters, {
-            archive, outDir, everything: true, decompress, warn: (text) => printWarning(io, name, `${input}: ${text}`),
+          const result = extractFile(file, {
+            outDir,
+            targets: rawTargets.map(utf8ToByteString),
+            hipOpenmpCompatible: flagValue(values, "hip-openmp-compatible"),
+            imageFilters,
+            archive: flagValue(values, "archive"),
+            hash: json,
+            taken,
+            warn: (text) => printWarning(io, name, text),
           });
-          if (json) results.push({ input, outputs: written.map(outputJson) });
-          else for (const output of written) io.stdout(`${input}: ${output.images.length} image${output.images.length === 1 ? "" : "s"} -> ${output.path}\n`);
+          outputs.push(...result.outputs);
+          for (const problem of result.problems) {
+            problems.push({ file, ...problem });
+            if (!json) printWarning(io, name, `${file}: at ${hex(problem.offset)}: ${problem.message}`);
+          }
         } catch (e) {
           if (!isOffloadKitError(e)) throw e;
-          status = 1;
-          if (json) results.push({ input, error: { code: e.code, message: e.message } });
-          else printError(io, name, `${input}: ${e.message}`);
+          errors.push({ file, code: e.code, message: e.message });
+          if (!json) printError(io, name, `${file}: ${e.message}`);
         }
       }
-      if (json) io.stdout(`${JSON.stringify({ results }, null, 2)}\n`);
-      return status;
+      if (json) {
+        io.stdout(`${JSON.stringify({ outputs: outputs.map(outputJson), problems, errors }, null, 2)}\n`);
+      } else {
+        const bytes = outputs.reduce((n, o) => n + o.size, 0);
+        const seconds = (performance.now() - started) / 1000;
+        const inputs = `${files.length - errors.length} of ${files.length} file${files.length === 1 ? "" : "s"}`;
+        io.stdout(`extracted ${outputs.length} output${outputs.length === 1 ? "" : "s"} (${bytes} bytes) from ${inputs} into ${outDir} in ${seconds.toFixed(2)} s\n`);
+      }
+      return errors.length > 0 ? 1 : 0;
     });
   },
 };

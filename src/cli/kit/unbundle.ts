@@ -1,17 +1,49 @@
 /**
  * `offload-kit unbundle -targets=T1,T2 --out-dir=DIR [-type=t] FILE...`: batch unbundling, one
- * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/node/batch.ts).
+ * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/node/batch.ts). An input
+ * that is not a bundle but holds some (a shared library, say) fails as the bundler fails, and the message
+ * says where its bundles are and that `offload-kit extract` writes them.
  */
 import { mkdirSync } from "node:fs";
 import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
+import { locate } from "../../inspect/locate.js";
 import { unbundleBatch } from "../../node/batch.js";
+import { withFile } from "../../node/file-source.js";
 import type { BatchFileResult } from "../../node/batch.js";
 import { flagValue, listValue, numberValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+
+/**
+ * For an input that failed because it is not a bundle but holds some (a library's `.hip_fatbin`, a fat
+ * object's sections, `.llvm.offloading`): where they are, and the command that writes them.
+ */
+function embeddedHint(input: string, targets: readonly string[]): string | undefined {
+  let found;
+  try {
+    found = withFile(input, (source) => locate(source));
+  } catch {
+    return undefined;
+  }
+  const compressed = found.problems.filter((p) => p.code === "CCOB_NO_DECOMPRESSOR").length;
+  const objects = found.bundles.filter((b) => b.format === "object").length;
+  const bundles = found.bundles.length - objects + compressed;
+  const images = found.offloadBinaries.reduce((n, r) => n + r.images.length, 0);
+  const first = found.bundles[0];
+  if (bundles + objects + images === 0 || (first !== undefined && first.offset === 0 && first.format !== "object")) return undefined;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const places = [...new Set([...found.bundles, ...found.offloadBinaries].map((f) => f.member ?? f.section).filter((w) => w !== undefined))];
+  const what = [
+    ...(bundles > 0 ? [plural(bundles, "bundle")] : []),
+    ...(objects > 0 ? [`${plural(objects, "fat object")} (__CLANG_OFFLOAD_BUNDLE__ sections)`] : []),
+    ...(images > 0 ? [plural(images, "offload image")] : []),
+  ].join(" and ");
+  const where = places.length === 0 ? "" : ` in ${places.map(byteStringToUnicode).join(", ")}`;
+  return `the file holds ${what}${where}; 'offload-kit extract --targets=${targets.join(",")} --out-dir=<dir> ${input}' writes them`;
+}
 
 function resultJson(r: BatchFileResult): unknown {
   return {
@@ -70,7 +102,11 @@ export const unbundle: Subcommand = {
     }
     return runGuarded(io, name, () => {
       if (failure !== undefined) throw failure;
-      const all = results!;
+      const all = results!.map((r) => {
+        if (r.error === undefined) return r;
+        const hint = embeddedHint(r.input, targets);
+        return hint === undefined ? r : { ...r, error: { ...r.error, message: `${r.error.message}: ${hint}` } };
+      });
       const failed = all.filter((r) => r.error !== undefined);
       if (json) {
         io.stdout(`${JSON.stringify({ engine: engineKind(), results: all.map(resultJson) }, null, 2)}\n`);

@@ -1,0 +1,318 @@
+/**
+ * `offload-kit extract`: every entry of every bundle in a file (compressed bundles decoded, host entries
+ * too) and every image of its offload binaries, written to files, wherever the file holds them (the
+ * locator, src/inspect/locate.ts). Ranges are copied straight from the input through the engine window
+ * (src/node/copy.ts), so memory stays bounded whatever the input size; a bundle inside a compressed
+ * bundle is copied from its decompressed contents while they are open.
+ *
+ * Names, all in the output folder, never outside it:
+ * - a bundle entry: `<file name>-<bundle index>-<entry ID>` (`:`, `/`, `\` and NUL in the ID become `_`;
+ *   src/node/batch.ts `outputFileName`), the bundle index counting the file's bundles in file order;
+ * - an offload image: clang-offload-packager's `<stem>-<triple>-<arch>.<n>.<ext>` (`n` the image's index).
+ * A name already given in the run (a repeated ID, or two inputs whose names meet) gets `.1`, `.2`, ...
+ * appended, compared without case, so no two outputs share a name even on a case-insensitive file system.
+ *
+ * Selection: `targets` keeps the entries (and images, by `<kind>-<triple>-<arch>`) compatible with one of
+ * the targets under the bundler's rules (src/bundler/targets.ts); `imageFilters` selects images as the
+ * packager does (`file=` and `archive` included) and then bundle entries only when `targets` is given too.
+ *
+ * One input's outputs are committed together (src/node/output.ts): an input that fails leaves none.
+ */
+import { createHash } from "node:crypto";
+import type { Hash } from "node:crypto";
+import { mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Engine } from "../engine/engine.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { engine as defaultEngine } from "../engine/select.js";
+import type { ByteSource } from "../engine/source.js";
+import { byteStringToUnicode } from "../formats/bytes.js";
+import { getOffloadKindName } from "../formats/offload-binary.js";
+import { locate } from "../inspect/locate.js";
+import type { LocatedBundle, LocatedOffloadBinaries } from "../inspect/locate.js";
+import type { FoundEntry, FoundOffloadImage, ScanProblem } from "../inspect/scan.js";
+import type { CollectedImage } from "../packager/collect.js";
+import { extractedFileName, matchesFilter, parseImageArguments } from "../packager/image-args.js";
+import { compatible, parseTarget } from "../bundler/targets.js";
+import { normaliseBatchTargets, outputFileName } from "./batch.js";
+import { copyRange } from "./copy.js";
+import { decompressMember } from "./decompress.js";
+import { fileError } from "./errors.js";
+import { FileSource } from "./file-source.js";
+import { OutputFile } from "./output.js";
+import { codecDecompressor } from "./packager-codecs.js";
+import { writeArchiveFile } from "./packager.js";
+
+export interface ExtractAllOptions {
+  /** Where generated names go. `file=` paths of image filters are used as given. */
+  readonly outDir: string;
+  /** Keep only entries compatible with one of these (raw `--targets` strings, byte strings). */
+  readonly targets?: readonly string[];
+  readonly hipOpenmpCompatible?: boolean;
+  /** `--image` filters (byte strings), as clang-offload-packager takes them. */
+  readonly imageFilters?: readonly string[];
+  /** `--archive`: each image filter's matches go to a static archive at its `file=`. */
+  readonly archive?: boolean;
+  /** Compute each output's SHA-256 while copying. */
+  readonly hash?: boolean;
+  readonly engine?: Engine;
+  /** Prints a warning as the packager does (several matches for one `file=`). */
+  readonly warn?: (text: string) => void;
+  /** Names already given in this run (shared across inputs); keys are lower-cased. */
+  readonly taken?: Set<string>;
+}
+
+/** One file written. */
+export interface ExtractedOutput {
+  readonly path: string;
+  /** The entry ID, or `<kind>-<triple>-<arch>` for an image (byte strings). */
+  readonly id: string;
+  /** The payload's absolute offset in the input; null inside a compressed bundle or a compressed image. */
+  readonly offset: number | null;
+  readonly size: number;
+  readonly sha256?: string;
+  /** The bundle's index in the file, for bundle entries. */
+  readonly bundle: number | null;
+  /** The image's index in the file, for offload images. */
+  readonly image?: number;
+  readonly file: string;
+  readonly section?: string;
+  readonly member?: string;
+  /** The compressed bundle the entry came out of. */
+  readonly compressed?: { readonly offset: number; readonly size: number };
+  /** A static archive of several images (`--archive`): their indexes. */
+  readonly archiveOf?: readonly number[];
+}
+
+export interface ExtractFileResult {
+  readonly file: string;
+  readonly outputs: readonly ExtractedOutput[];
+  readonly problems: readonly ScanProblem[];
+  readonly bundles: number;
+  readonly images: number;
+}
+
+/** An output that hashes what goes through it. */
+class HashedOutput extends OutputFile {
+  private readonly hasher: Hash | undefined;
+  constructor(path: string, hash: boolean) {
+    super(path);
+    this.hasher = hash ? createHash("sha256") : undefined;
+  }
+  override write(bytes: Uint8Array): void {
+    this.hasher?.update(bytes);
+    super.write(bytes);
+  }
+  digest(): string | undefined {
+    return this.hasher?.digest("hex");
+  }
+}
+
+/** The ID an offload image is known by for `--targets` and reports: `<kind>-<triple>-<arch>`, triples of three fields given an empty environment. */
+export function imageTargetId(image: { readonly offloadKind: number; readonly triple: string; readonly arch: string }): string {
+  const triple = image.triple.split("-").length === 3 ? `${image.triple}-` : image.triple;
+  return `${getOffloadKindName(image.offloadKind)}-${triple}-${image.arch}`;
+}
+
+/** A name not yet given in this run: `name`, else `name.1`, `name.2`, ... */
+function uniqueName(taken: Set<string>, name: string): string {
+  let candidate = name;
+  for (let k = 1; taken.has(candidate.toLowerCase()); k++) candidate = `${name}.${k}`;
+  taken.add(candidate.toLowerCase());
+  return candidate;
+}
+
+interface Selection {
+  readonly entry: (id: string) => boolean;
+  readonly bundles: boolean;
+}
+
+function selection(options: ExtractAllOptions): Selection {
+  const filters = options.imageFilters ?? [];
+  if (options.targets === undefined || options.targets.length === 0) return { entry: () => true, bundles: filters.length === 0 };
+  const targets = normaliseBatchTargets(options.targets.map(byteStringToUnicode)).map(parseTarget);
+  const hipOpenmp = options.hipOpenmpCompatible ?? false;
+  return {
+    entry: (id) => {
+      const codeObject = parseTarget(id);
+      return targets.some((target) => compatible(codeObject, target, hipOpenmp));
+    },
+    bundles: true,
+  };
+}
+
+interface PendingImage {
+  readonly found: FoundOffloadImage;
+  readonly image: CollectedImage;
+  readonly run: LocatedOffloadBinaries;
+}
+
+/** One input's outputs: named, written, closed, and committed or discarded together. */
+class Outputs {
+  readonly list: ExtractedOutput[] = [];
+  private readonly files: HashedOutput[] = [];
+  private readonly names: string[] = [];
+
+  constructor(readonly input: string, readonly outDir: string, readonly engine: Engine, readonly taken: Set<string>, readonly hash: boolean) {}
+
+  /** A path in the output folder for `wanted`, unique in the run. */
+  generated(wanted: string): string {
+    const unique = uniqueName(this.taken, wanted);
+    this.names.push(unique);
+    return join(this.outDir, unique);
+  }
+
+  /** Writes one output through `copy`; returns its size and hash. */
+  write(path: string, copy: (out: OutputFile) => void): { size: number; sha256?: string } {
+    // Found now rather than when renaming at the end, after other outputs of the input were renamed.
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      throw fileError(path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
+    }
+    const out = new HashedOutput(path, this.hash);
+    this.files.push(out);
+    copy(out);
+    out.close();
+    const sha256 = out.digest();
+    return { size: out.position, ...(sha256 !== undefined ? { sha256 } : {}) };
+  }
+
+  copy(path: string, source: ByteSource, offset: number, size: number): { size: number; sha256?: string } {
+    return this.write(path, (out) => copyRange(this.engine, source, offset, size, out));
+  }
+
+  entry(bundle: LocatedBundle, entry: FoundEntry, contents: ByteSource): void {
+    const path = this.generated(outputFileName(this.input, `${bundle.index}-${entry.id}`));
+    const written = this.copy(path, contents, entry.offset, entry.size);
+    this.list.push({
+      path,
+      id: entry.id,
+      offset: bundle.compressed === undefined ? entry.offset : null,
+      ...written,
+      bundle: bundle.index,
+      file: this.input,
+      ...where(bundle),
+      ...(bundle.compressed !== undefined ? { compressed: { offset: bundle.compressed.offset, size: bundle.compressed.size } } : {}),
+    });
+  }
+
+  image(path: string, pending: PendingImage): void {
+    const written = this.copy(path, pending.image.source, pending.image.imageOffset, pending.image.imageSize);
+    this.list.push(imageOutput(this.input, path, pending, written));
+  }
+
+  archive(path: string, matched: readonly PendingImage[]): void {
+    const written = this.write(path, (out) => writeArchiveFile(out, this.engine, matched.map((m) => m.image)));
+    this.list.push({ path, id: "", offset: null, ...written, bundle: null, file: this.input, archiveOf: matched.map((m) => m.found.index) });
+  }
+
+  commit(): void {
+    for (const file of this.files) file.commit();
+  }
+
+  discard(): void {
+    for (const file of this.files) file.discard();
+    for (const name of this.names) this.taken.delete(name.toLowerCase());
+  }
+}
+
+function where(found: { readonly section?: string; readonly member?: string }): { section?: string; member?: string } {
+  return {
+    ...(found.section !== undefined ? { section: found.section } : {}),
+    ...(found.member !== undefined ? { member: found.member } : {}),
+  };
+}
+
+function imageOutput(input: string, path: string, pending: PendingImage, written: { size: number; sha256?: string }): ExtractedOutput {
+  return {
+    path,
+    id: imageTargetId(pending.found),
+    offset: pending.found.compressed ? null : pending.found.offset,
+    ...written,
+    bundle: null,
+    image: pending.found.index,
+    file: input,
+    ...where(pending.run),
+  };
+}
+
+/** The error for an input that gave no output: why, in the words a user needs. */
+function nothingExtracted(
+  found: { bundles: number; images: number; problems: readonly ScanProblem[]; size: number; ids: ReadonlySet<string> },
+  options: ExtractAllOptions,
+): OffloadKitError {
+  if (found.bundles === 0 && found.images === 0) {
+    const problem = found.problems[0];
+    if (problem !== undefined) {
+      return new OffloadKitError(problem.code, `at 0x${problem.offset.toString(16)}: ${problem.message}`, { offset: problem.offset });
+    }
+    return new OffloadKitError("NOTHING_TO_EXTRACT", `no offload bundles or offload binaries found (${found.size} bytes)`);
+  }
+  const what = `${found.bundles} bundle${found.bundles === 1 ? "" : "s"} and ${found.images} offload image${found.images === 1 ? "" : "s"}`;
+  const by = [
+    ...(options.targets !== undefined && options.targets.length > 0 ? [`--targets=${options.targets.map(byteStringToUnicode).join(",")}`] : []),
+    ...(options.imageFilters ?? []).map((f) => `--image=${byteStringToUnicode(f)}`),
+  ].join(" ");
+  const held = [...found.ids].sort().map(byteStringToUnicode).join(", ");
+  return new OffloadKitError("NO_MATCH", `none of the entries of its ${what} is selected by ${by} (it holds ${held})`);
+}
+
+/** Extracts one input; throws OffloadKitError when it cannot be read or gives nothing to extract. */
+export function extractFile(input: string, options: ExtractAllOptions): ExtractFileResult {
+  const engine = options.engine ?? defaultEngine();
+  const select = selection(options);
+  const filters = (options.imageFilters ?? []).map(parseImageArguments);
+  const outputs = new Outputs(input, options.outDir, engine, options.taken ?? new Set<string>(), options.hash ?? false);
+  mkdirSync(options.outDir, { recursive: true });
+  const source = FileSource.open(input);
+  try {
+    const images: PendingImage[] = [];
+    const ids = new Set<string>();
+    const location = locate(source, {
+      engine,
+      openCompressed: (blob, member) => decompressMember(blob, member),
+      decompressOffload: codecDecompressor(),
+      onBundle: (bundle, contents) => {
+        for (const entry of bundle.entries) {
+          ids.add(entry.id);
+          if (select.bundles && select.entry(entry.id)) outputs.entry(bundle, entry, contents);
+        }
+      },
+      onOffloadBinaries: (run, raw) => {
+        run.images.forEach((image, i) => {
+          ids.add(imageTargetId(image));
+          images.push({ found: image, image: { ...raw[i]!, identifier: run.member ?? input }, run });
+        });
+      },
+    });
+    if (filters.length === 0) {
+      for (const pending of images) {
+        if (select.entry(imageTargetId(pending.found))) outputs.image(outputs.generated(extractedFileName(input, pending.image, pending.found.index)), pending);
+      }
+    }
+    for (const args of filters) {
+      const matched = images.filter((pending) => matchesFilter(args, pending.image));
+      if (matched.length === 0) continue;
+      const file = args.get("file") ?? undefined;
+      if (options.archive) {
+        if (file === undefined) throw new OffloadKitError("PACKAGER_ARCHIVE_NEEDS_FILE", "Image must have a 'file' argument.");
+        outputs.archive(file, matched);
+      } else if (file !== undefined) {
+        // The packager's rule: several matches for one file= leave the last.
+        if (matched.length > 1) options.warn?.(`Multiple inputs match to a single file, '${file}'`);
+        outputs.image(file, matched[matched.length - 1]!);
+      } else {
+        matched.forEach((pending, i) => outputs.image(outputs.generated(extractedFileName(input, pending.image, i)), pending));
+      }
+    }
+    if (outputs.list.length === 0) {
+      throw nothingExtracted({ bundles: location.bundles.length, images: images.length, problems: location.problems, size: location.size, ids }, options);
+    }
+    outputs.commit();
+    return { file: input, outputs: outputs.list, problems: location.problems, bundles: location.bundles.length, images: images.length };
+  } catch (e) {
+    outputs.discard();
+    throw e;
+  } finally {
+    source.close();
+  }
+}
