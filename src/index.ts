@@ -26,8 +26,10 @@ export { FILE_TYPES, fileTypeInfo } from "./formats/file-types.js";
 export type { FileType, FileTypeInfo } from "./formats/file-types.js";
 export { scanBundles } from "./inspect/scan.js";
 export type { CompressedBundleInfo, FoundBundle, FoundEntry, ScanOptions, ScanProblem, ScanReport } from "./inspect/scan.js";
-export { isOffloadSectionName, locate } from "./inspect/locate.js";
+export { imageTargetId, isOffloadSectionName, locate } from "./inspect/locate.js";
 export type { LocateOptions, LocatedBundle, LocatedOffloadBinaries, Location, SearchedRegion } from "./inspect/locate.js";
+export { fileSizes, processorOf, totalSizes } from "./inspect/sizes.js";
+export type { BundleSizeRow, FileSizes, SizeRow, SizesTotal } from "./inspect/sizes.js";
 export {
   ImageKind, OFFLOAD_BINARY_MAGIC_BYTES, OffloadKind19, OffloadKind22, getImageKind, getImageKindName, getOffloadKind,
   getOffloadKindName, isOffloadBinary, layoutOffloadBinary, parseOffloadBinaries, readImageBytes, readOffloadBinaries,

@@ -27,8 +27,7 @@ import { OffloadKitError } from "../engine/errors.js";
 import { engine as defaultEngine } from "../engine/select.js";
 import type { ByteSource } from "../engine/source.js";
 import { byteStringToUnicode } from "../formats/bytes.js";
-import { getOffloadKindName } from "../formats/offload-binary.js";
-import { locate } from "../inspect/locate.js";
+import { imageTargetId, locate } from "../inspect/locate.js";
 import type { LocatedBundle, LocatedOffloadBinaries } from "../inspect/locate.js";
 import type { FoundEntry, FoundOffloadImage, ScanProblem } from "../inspect/scan.js";
 import type { CollectedImage } from "../packager/collect.js";
@@ -106,12 +105,6 @@ class HashedOutput extends OutputFile {
   digest(): string | undefined {
     return this.hasher?.digest("hex");
   }
-}
-
-/** The ID an offload image is known by for `--targets` and reports: `<kind>-<triple>-<arch>`, triples of three fields given an empty environment. */
-export function imageTargetId(image: { readonly offloadKind: number; readonly triple: string; readonly arch: string }): string {
-  const triple = image.triple.split("-").length === 3 ? `${image.triple}-` : image.triple;
-  return `${getOffloadKindName(image.offloadKind)}-${triple}-${image.arch}`;
 }
 
 /** A name not yet given in this run: `name`, else `name.1`, `name.2`, ... */

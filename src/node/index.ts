@@ -13,5 +13,5 @@ export { extractImages, packageImages } from "./packager.js";
 export type { ExtractOptions, ExtractedOutput, PackagerOptions } from "./packager.js";
 export { wrapFiles } from "./wrapper.js";
 export type { WrapFilesOptions } from "./wrapper.js";
-export { extractFile, imageTargetId } from "./extract.js";
+export { extractFile } from "./extract.js";
 export type { ExtractAllOptions, ExtractFileResult, ExtractedOutput as ExtractedFileOutput } from "./extract.js";
