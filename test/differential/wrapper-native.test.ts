@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runWrapper } from "../../src/cli/offload-wrapper.js";
 import { wrapImages, wrapImagesText } from "../../src/wrapper/index.js";
 import { runInDir } from "../cli/harness.js";
+import { offloadBinary } from "../wrapper/offload-binary-fixture.js";
 import { rng } from "../engines.js";
 import { hasNative, nativeTool, runNative } from "../native.js";
 
@@ -20,37 +21,6 @@ const CASES = Number(process.env.OFFLOAD_KIT_WRAPPER_CASES ?? "40");
 
 const root = mkdtempSync(join(tmpdir(), "offload-kit-wrapper-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-/** A v1 OffloadBinary with `entries` images (22 points the device image at the first one). */
-export function offloadBinary(images: Uint8Array[]): Uint8Array {
-  const header = 32;
-  const entrySize = 40;
-  let at = header + entrySize * images.length;
-  const offsets = images.map((image) => {
-    at = Math.ceil(at / 8) * 8;
-    const offset = at;
-    at += image.length;
-    return offset;
-  });
-  const size = Math.ceil(at / 8) * 8;
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  out.set([0x10, 0xff, 0x10, 0xad]);
-  view.setUint32(4, 1, true);
-  view.setBigUint64(8, BigInt(size), true);
-  view.setBigUint64(16, BigInt(header), true);
-  view.setBigUint64(24, BigInt(entrySize), true);
-  images.forEach((image, i) => {
-    const e = header + i * entrySize;
-    view.setUint16(e, 1, true);
-    view.setUint16(e + 2, 1, true);
-    view.setBigUint64(e + 8, BigInt(header + entrySize * images.length), true);
-    view.setBigUint64(e + 24, BigInt(offsets[i]!), true);
-    view.setBigUint64(e + 32, BigInt(image.length), true);
-    out.set(image, offsets[i]!);
-  });
-  return out;
-}
 
 const CHAR6 = new TextEncoder().encode("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._");
 
