@@ -19,6 +19,7 @@ import {
   decodeCcobMember,
 } from "./compressed.js";
 import { writeBinaryBundle } from "../formats/bundle.js";
+import { concatBytes } from "../formats/bytes.js";
 import { writeTextBundle } from "../formats/text-bundle.js";
 import type { BundlerOptions } from "./options.js";
 import { validateBundlerOptions } from "./options.js";
@@ -144,13 +145,11 @@ export async function decompressBundles(input: Uint8Array, options: DecompressOp
   }
   return walk.members.map((member) => {
     checkDeclaredSize(member, { maxDecompressedSize: options.maxDecompressedSize ?? DEFAULT_MAX_DECOMPRESSED_SIZE });
-    const out = new Uint8Array(member.header.uncompressedSize);
-    let at = 0;
-    decodeCcobMember(readAt, member, codecs, (chunk) => {
-      out.set(chunk, at);
-      at += chunk.length;
-    });
-    return out.subarray(0, at);
+    // Chunks, not a buffer of the declared size: the header's size is only an upper bound, and a
+    // tiny stream may declare gigabytes.
+    const chunks: Uint8Array[] = [];
+    decodeCcobMember(readAt, member, codecs, (chunk) => chunks.push(chunk));
+    return chunks.length === 1 ? chunks[0]! : concatBytes(chunks);
   });
 }
 

@@ -49,7 +49,15 @@ export interface ZstdFrame {
   /** Decompressed size from the header; undefined when the frame does not record it. */
   readonly contentSize: number | undefined;
   readonly skippable: boolean;
+  /**
+   * The most its blocks can produce: raw and RLE blocks state their output size, a compressed block
+   * yields at most ZSTD_BLOCKSIZE_MAX. A decoder's buffer never needs more, whatever the header claims.
+   */
+  readonly maxOutput: number;
 }
+
+/** ZSTD_BLOCKSIZE_MAX: no block decodes to more (RFC 8878 §3.1.1.2.3). */
+export const ZSTD_BLOCK_SIZE_MAX = 128 * 1024;
 
 /** Reads up to `length` bytes at `position` (short only at the end of the data). */
 export type ReadAt = (position: number, length: number) => Uint8Array;
@@ -73,7 +81,7 @@ export function walkZstdFrames(readAt: ReadAt, start: number, length: number): Z
       if (end - at < 8) fail(72, at);
       const size = 8 + view.getUint32(4, true);
       if (size > end - at) fail(72, at);
-      frames.push({ offset: at, size, contentSize: 0, skippable: true });
+      frames.push({ offset: at, size, contentSize: 0, skippable: true, maxOutput: 0 });
       at += size;
       continue;
     }
@@ -97,6 +105,7 @@ export function walkZstdFrames(readAt: ReadAt, start: number, length: number): Z
       contentSize = big > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(big);
     }
     position = at + headerSize;
+    let maxOutput = 0;
     for (;;) {
       if (end - position < 3) fail(72, position);
       const b = readAt(position, 3);
@@ -105,6 +114,7 @@ export function walkZstdFrames(readAt: ReadAt, start: number, length: number): Z
       const type = (blockHeader >> 1) & 3;
       if (type === 3) fail(20, position);
       const payload = type === 1 ? 1 : blockHeader >>> 3;
+      maxOutput += type === 2 ? ZSTD_BLOCK_SIZE_MAX : blockHeader >>> 3;
       position += 3 + payload;
       if (position > end) fail(72, position);
       if (last) break;
@@ -113,7 +123,10 @@ export function walkZstdFrames(readAt: ReadAt, start: number, length: number): Z
       position += 4;
       if (position > end) fail(72, position);
     }
-    frames.push({ offset: at, size: position - at, contentSize, skippable: false });
+    // A header claiming more than the blocks can make is corrupt (libzstd finds out after decoding them);
+    // saying so now keeps a decoder from allocating the claimed size.
+    if (contentSize !== undefined && contentSize > maxOutput) fail(20, at);
+    frames.push({ offset: at, size: position - at, contentSize, skippable: false, maxOutput });
     at = position;
   }
   return frames;

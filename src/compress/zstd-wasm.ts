@@ -7,7 +7,7 @@
  * by the caller so no call holds more than one chunk (see src/bundler/compressed.ts).
  */
 import { CodecError } from "./codecs.js";
-import { zstdErrorName } from "./zstd-frames.js";
+import { walkZstdFrames, zstdErrorName } from "./zstd-frames.js";
 
 type ZstdLibrary = typeof import("@bokuweb/zstd-wasm");
 
@@ -59,6 +59,10 @@ export function zstdCompress(bytes: Uint8Array, level: number): Uint8Array {
 }
 
 export function zstdDecompressFrame(frame: Uint8Array, capacity: number): Uint8Array {
+  // The library allocates the header's content size, or `capacity` when there is none: bound both by
+  // what the frame's blocks can produce, so a tiny frame cannot make it allocate gigabytes.
+  const [walked] = walkZstdFrames((position, length) => frame.subarray(position, position + length), 0, frame.length);
+  if (walked !== undefined) capacity = Math.min(capacity, walked.maxOutput);
   if (capacity > ZSTD_WASM_MAX_FRAME) {
     throw new CodecError(`zstd frame too large for the WebAssembly decoder (${capacity} bytes; at most ${ZSTD_WASM_MAX_FRAME})`);
   }

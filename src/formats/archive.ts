@@ -199,7 +199,10 @@ class ArchiveReader {
       if (!isDecimal(digits)) return undefined;
       const length = Number(digits);
       if (ARCHIVE_HEADER_SIZE + length > available) return undefined;
-      return latin1Decode(readExact(this.source, headerOffset + ARCHIVE_HEADER_SIZE, length)).replace(/\0+$/, "");
+      // A member that runs past the end (AR_MEMBER_PAST_END) may name bytes the input does not have:
+      // name it from what there is, the same for a file as for bytes in memory.
+      const present = Math.max(0, Math.min(length, this.size - headerOffset - ARCHIVE_HEADER_SIZE));
+      return latin1Decode(readExact(this.source, headerOffset + ARCHIVE_HEADER_SIZE, present)).replace(/\0+$/, "");
     }
     return raw.endsWith("/") ? raw.slice(0, -1) : rtrimSpaces(raw);
   }

@@ -1,0 +1,19 @@
+/** The registry: every parser the campaign runs, by name (`--parser NAME`). */
+import type { FuzzTarget } from "./target.js";
+import { archiveTarget } from "./targets/archive.js";
+import { argsTarget } from "./targets/args.js";
+import { bitcodeTarget } from "./targets/bitcode.js";
+import { bundleTarget } from "./targets/bundle.js";
+import { ccobTarget } from "./targets/ccob.js";
+import { elfTarget } from "./targets/elf.js";
+import { offloadBinaryTarget } from "./targets/offload-binary.js";
+import { targetIdTarget } from "./targets/target-id.js";
+import { textBundleTarget } from "./targets/text-bundle.js";
+
+export const TARGETS: readonly FuzzTarget[] = [
+  bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget,
+];
+
+export function targetNamed(name: string): FuzzTarget | undefined {
+  return TARGETS.find((t) => t.name === name);
+}
