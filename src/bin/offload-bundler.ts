@@ -6,5 +6,8 @@ import { loadNodeCodecs } from "../node/codecs.js";
 
 const args = process.argv.slice(2);
 // libzstd loads asynchronously; the run itself is synchronous. Load it only when the run may use it.
-if (mayNeedZstd(args, process.env, process.cwd())) await loadNodeCodecs();
+if (mayNeedZstd(args, process.env, process.cwd())) {
+  // Only a head start: if it fails, the run decodes on a helper worker and reports any failure itself.
+  await loadNodeCodecs().catch(() => undefined);
+}
 process.exitCode = runBundler(invokedName(process.argv[1], "offload-bundler"), args, processIO());

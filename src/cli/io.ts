@@ -3,10 +3,10 @@
  * (`<argv0>: error: <message>`, as WithColor::error prints them without a terminal), the program
  * name the native tool would have seen, and the rule that bad input never produces a stack trace.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeSync } from "node:fs";
 import { basename, delimiter, dirname, resolve } from "node:path";
 import { isOffloadKitError } from "../engine/errors.js";
-import { strerror } from "../node/errors.js";
+import { fileError, strerror } from "../node/errors.js";
 import type { ResponseFileReader } from "./args.js";
 
 export interface CliIO {
@@ -17,11 +17,26 @@ export interface CliIO {
   cwd: string;
 }
 
+/**
+ * Standard output written synchronously, so a write that fails (a full disk, /dev/full) is an error the
+ * run reports (`'-': No space left on device`, exit 1) instead of an unhandled stream 'error' event.
+ */
+function writeStdout(text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(1, bytes, done, bytes.length - done);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
+      throw fileError("-", e);
+    }
+  }
+}
+
 export function processIO(): CliIO {
   return {
-    stdout: (text) => {
-      process.stdout.write(text);
-    },
+    stdout: writeStdout,
     stderr: (text) => {
       process.stderr.write(text);
     },

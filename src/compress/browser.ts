@@ -13,6 +13,7 @@ import { loadZstd, zstdCompress, zstdDecompressFrame } from "./zstd-wasm.js";
 let codecs: Promise<Codecs> | undefined;
 
 export function loadBrowserCodecs(): Promise<Codecs> {
+  // A failed load is not cached: the next call tries again.
   codecs ??= (async () => {
     await loadZstd();
     // One hash-wasm instance per hasher: its state lives in the instance.
@@ -51,6 +52,9 @@ export function loadBrowserCodecs(): Promise<Codecs> {
         };
       },
     } satisfies Codecs;
-  })();
+  })().catch((e: unknown) => {
+    codecs = undefined;
+    throw e;
+  });
   return codecs;
 }

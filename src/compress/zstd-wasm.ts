@@ -6,6 +6,7 @@
  * still readable by any zstd decoder, LLVM's included, and large bundles are cut into several frames
  * by the caller so no call holds more than one chunk (see src/bundler/compressed.ts).
  */
+import { OffloadKitError } from "../engine/errors.js";
 import { CodecError } from "./codecs.js";
 import { walkZstdFrames, zstdErrorName } from "./zstd-frames.js";
 
@@ -20,11 +21,30 @@ let zstd: ZstdLibrary | undefined;
  * (importing and compiling it costs about 15 ms per process, measured).
  */
 export function loadZstd(): Promise<void> {
-  ready ??= import("@bokuweb/zstd-wasm").then(async (library) => {
-    await library.init();
-    zstd = library;
-  });
+  ready ??= import("@bokuweb/zstd-wasm")
+    .then(async (library) => {
+      // The library's init never settles when its WebAssembly fails to instantiate (Emscripten aborts
+      // and the "initialized" promise is left waiting): bound the wait so every caller hears back.
+      await settleWithin(library.init(), ZSTD_LOAD_TIMEOUT_MS);
+      zstd = library;
+    })
+    .catch((e: unknown) => {
+      // Not cached: a later call tries again (the failure may have been passing).
+      ready = undefined;
+      throw new OffloadKitError("CODEC_UNAVAILABLE", `libzstd could not be loaded: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    });
   return ready;
+}
+
+/** How long loading libzstd may take before it counts as failed (it takes ~15 ms here). */
+export const ZSTD_LOAD_TIMEOUT_MS = 30_000;
+
+function settleWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`its WebAssembly module did not initialise within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Has loadZstd() finished (so the functions below can run in this thread)? */

@@ -60,7 +60,14 @@ export function setEngine(choice: Engine | EngineKind): Engine {
 /** Compiles the Wasm core asynchronously (browsers) and makes it the engine in use. */
 export async function initEngine(source?: URL | string | BufferSource): Promise<Engine> {
   if (requestedKind() === "ts") return engine();
-  const module = await compileAsync(source);
+  let module: WebAssembly.Module;
+  try {
+    module = await compileAsync(source);
+  } catch (e) {
+    // The engine in use (the TS twin until now) stays; a later call may succeed.
+    if (e instanceof OffloadKitError) throw e;
+    throw new OffloadKitError("ENGINE_UNAVAILABLE", `cannot load the Wasm core: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
   current = new WasmEngine(module, DEFAULT_WINDOW_CAPACITY);
   return current;
 }

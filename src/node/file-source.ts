@@ -9,6 +9,13 @@ import { join } from "node:path";
 import type { ByteSource } from "../engine/source.js";
 import { fileError } from "./errors.js";
 
+/** Every regular file this process opened as an input (device:inode), so no output is renamed over one. */
+const openedInputs = new Set<string>();
+
+export function isOpenedInput(stat: { dev: number; ino: number }): boolean {
+  return openedInputs.has(`${stat.dev}:${stat.ino}`);
+}
+
 export class FileSource implements ByteSource {
   private closed = false;
 
@@ -30,6 +37,7 @@ export class FileSource implements ByteSource {
     try {
       const stat = fstatSync(fd);
       if (stat.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+      if (stat.isFile()) openedInputs.add(`${stat.dev}:${stat.ino}`);
       return new FileSource(path, fd, stat.size);
     } catch (e) {
       closeSync(fd);

@@ -3,10 +3,18 @@
  * over it only when the whole job has succeeded, so a failure (bad input, full disk, Ctrl-C) leaves
  * no partial or truncated output, and existing files stay as they were. "-" writes to stdout, as in
  * LLVM's raw_fd_ostream, and cannot be undone.
+ *
+ * Hostile destinations: a symbolic link is refused (renaming over it would replace the link, writing
+ * through it would overwrite whatever it points at); an existing device, FIFO or socket (/dev/null,
+ * /dev/full) is written in place as LLVM does, never renamed over; and a destination that is one of
+ * the run's input files is refused before anything is renamed into place.
  */
-import { closeSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import type { Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { OffloadKitError } from "../engine/errors.js";
 import { fileError } from "./errors.js";
+import { isOpenedInput } from "./file-source.js";
 
 let counter = 0;
 const pending = new Set<OutputFile>();
@@ -35,11 +43,34 @@ export class OutputFile {
   position = 0;
   private done = false;
   private fdOpen = true;
+  /** A device opened in place: closed when settled, never renamed. */
+  private ownsFd = false;
 
   constructor(readonly path: string) {
     if (path === "-") {
       this.tempPath = undefined;
       this.fd = 1;
+      return;
+    }
+    let existing: Stats | undefined;
+    try {
+      existing = lstatSync(path);
+    } catch {
+      // Nothing there yet (or nothing we may look at: opening the temporary file will say so).
+    }
+    if (existing?.isSymbolicLink()) {
+      const cause = new Error("refusing to write through a symbolic link");
+      throw new OffloadKitError("OUTPUT_IS_SYMLINK", `'${path}': ${cause.message}`, { field: "output", cause });
+    }
+    if (existing !== undefined && !existing.isFile() && !existing.isDirectory()) {
+      // A device or pipe: renaming a file over it would replace it (as root, /dev/null itself).
+      this.tempPath = undefined;
+      try {
+        this.fd = openSync(path, "w");
+      } catch (e) {
+        throw fileError(path, e);
+      }
+      this.ownsFd = true;
       return;
     }
     installExitHook();
@@ -106,13 +137,34 @@ export class OutputFile {
   private settle(): boolean {
     if (this.done) return false;
     this.done = true;
+    if (this.ownsFd) closeSync(this.fd);
     if (this.tempPath === undefined) return false;
     pending.delete(this);
     return true;
   }
 
+  /** Refuses a destination that is one of the run's inputs (sys::fs::equivalent), before anything is renamed. */
+  checkDestination(): void {
+    if (this.done || this.tempPath === undefined) return;
+    let stat: Stats;
+    try {
+      stat = statSync(this.path);
+    } catch {
+      return;
+    }
+    if (isOpenedInput(stat)) {
+      throw new OffloadKitError("OUTPUT_IS_INPUT", `'${this.path}': the output file is one of the input files`, { field: "output" });
+    }
+  }
+
   /** Closes the temporary file and renames it over the destination. */
   commit(): void {
+    try {
+      this.checkDestination();
+    } catch (e) {
+      this.discard();
+      throw e;
+    }
     if (!this.settle()) return;
     try {
       if (this.fdOpen) closeSync(this.fd);
@@ -155,6 +207,7 @@ export function withOutputs<T>(run: (open: (path: string) => OutputFile) => T): 
       files.push(file);
       return file;
     });
+    for (const file of files) file.checkDestination();
     for (const file of files) file.commit();
     return result;
   } catch (e) {
