@@ -14,6 +14,6 @@ describe("fuzz campaign (short)", () => {
     expect(output).toContain("no failures");
     const rows = run.stdout.split("\n").filter((line) => / cases /.test(line));
     expect(rows.length, output).toBeGreaterThanOrEqual(9);
-    for (const row of rows) expect(Number(/(\d+) cases/.exec(row)![1]), row).toBeGreaterThan(100);
+    for (const row of rows) expect(Number(/(\d+) cases/.exec(row)![1]), row).toBeGreaterThan(50);
   }, 150_000);
 });

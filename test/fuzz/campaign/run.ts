@@ -210,6 +210,7 @@ async function campaign(options: Options): Promise<ParserReport[]> {
       report.seconds = (Date.now() - t0) / 1000;
       reports.push(report);
       printRow(report);
+      writeJson(options, reports);
     }
   } finally {
     clearInterval(timer);
@@ -217,6 +218,12 @@ async function campaign(options: Options): Promise<ParserReport[]> {
     await pool.close();
   }
   return reports;
+}
+
+/** The reports so far, written after every parser: a campaign cut short keeps the parsers it finished. */
+function writeJson(options: Options, reports: ParserReport[]): void {
+  if (!options.json) return;
+  writeFileSync(options.json, `${JSON.stringify({ seed: options.seed, workers: options.workers, timeoutMs: options.timeoutMs, node: process.version, reports }, null, 2)}\n`);
 }
 
 function printRow(r: ParserReport): void {
@@ -251,7 +258,6 @@ if (options.reproduce !== undefined) {
   console.log(`fuzz campaign: seed '${options.seed}', ${options.cases !== undefined ? `${options.cases} cases` : `${options.seconds} s`} per parser, ${options.workers} worker(s), ${options.timeoutMs} ms per case`);
   const reports = await campaign(options);
   const failures = reports.reduce((n, r) => n + KINDS.reduce((m, k) => m + r.failures[k], 0), 0);
-  if (options.json) writeFileSync(options.json, `${JSON.stringify({ seed: options.seed, workers: options.workers, timeoutMs: options.timeoutMs, node: process.version, reports }, null, 2)}\n`);
   console.log(failures === 0 ? "no failures" : `${failures} failure(s)`);
   process.exitCode = failures === 0 ? 0 : 1;
 }

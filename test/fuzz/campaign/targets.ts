@@ -9,9 +9,10 @@ import { elfTarget } from "./targets/elf.js";
 import { offloadBinaryTarget } from "./targets/offload-binary.js";
 import { targetIdTarget } from "./targets/target-id.js";
 import { textBundleTarget } from "./targets/text-bundle.js";
+import { wrapperTarget } from "./targets/wrapper.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
-  bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget,
+  bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {

@@ -8,7 +8,7 @@ import { decompressBundles } from "../../../../src/bundler/api.js";
 import { compressBundleBytes, compressChunk } from "../../../../src/bundler/compressed.js";
 import type { CompressionSettings } from "../../../../src/bundler/compressed.js";
 import type { Codecs } from "../../../../src/compress/codecs.js";
-import { bytesSource } from "../../../../src/engine/source.js";
+import { bytesSource, readExact } from "../../../../src/engine/source.js";
 import { concatBytes } from "../../../../src/formats/bytes.js";
 import { readBinaryBundle } from "../../../../src/formats/bundle.js";
 import { CCOB_HEADER_SIZE, writeCcobHeader } from "../../../../src/formats/ccob.js";
@@ -115,9 +115,7 @@ function nodePath(input: Uint8Array, chunked: boolean): Uint8Array[] {
   const out: Uint8Array[] = [];
   const source = chunked ? chunkedSource(input, 4096) : bytesSource(input);
   forEachDecompressed(source, { maxDecompressedSize: MAX_DECOMPRESSED, inMemoryLimit: Number.MAX_SAFE_INTEGER }, (decoded) => {
-    const copy = new Uint8Array(decoded.source.size);
-    decoded.source.read(copy, 0);
-    out.push(copy);
+    out.push(readExact(decoded.source, 0, decoded.source.size));
   });
   return out;
 }
