@@ -236,6 +236,12 @@ class ArchiveReader {
         throw malformed("AR_BAD_LONG_NAME", "long name offset characters after the '/' are not all decimal numbers: " +
           `'SYM64/' for archive member header at offset ${member.headerOffset}`, member.headerOffset + 1, "name");
       case AR_NAME_BSD_LONG:
+        // In a thin archive the walk checks the length against the external file's size: the name
+        // itself must still be in the archive.
+        if (member.namePos + member.nameValue > this.size) {
+          throw malformed("AR_BSD_NAME_PAST_END", `long name length: ${member.nameValue} extends past the end of the member or archive for archive ` +
+            `member header at offset ${member.headerOffset}`, member.headerOffset + 3, "name");
+        }
         return latin1Decode(readExact(this.source, member.namePos, member.nameValue)).replace(/\0+$/, "");
       case AR_NAME_GNU_LONG: {
         const offset = member.nameValue;
