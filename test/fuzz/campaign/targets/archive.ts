@@ -111,9 +111,10 @@ export const archiveTarget: FuzzTarget = {
     if (first.thin || first.kind === "coff") return undefined;
     // LLVM's GNU writer cannot represent every name its reader returns, and neither can ours: a "\n"
     // ends a long name early, a trailing blank is trimmed on reading, and a first member named
-    // "__.SYMDEF..." or "#1/..." is taken for a BSD symbol table or name.
+    // "__.SYMDEF..." is taken for a BSD symbol table, and a name "#1..." is written "#1/..." and read back
+    // as a BSD long name.
     const first0 = first.members[0]?.name ?? "";
-    if (first0.startsWith("__.SYMDEF") || first0.startsWith("#1/")) return undefined;
+    if (first0.startsWith("__.SYMDEF") || first.members.some((m) => m.name.startsWith("#1"))) return undefined;
     if (first.members.some((m) => m.name.includes("\n") || m.name === "" || m.name.endsWith("/") || m.name.endsWith(" "))) return undefined;
     const members = first.members.map((m) => ({ name: m.name, data: input.subarray(m.dataOffset, m.dataOffset + m.size), symbols: null }));
     const written = writeArchive(members);
