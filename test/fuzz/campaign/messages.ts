@@ -30,6 +30,8 @@ export interface ChunkDone {
   readonly accepted: number;
   readonly largest: number;
   readonly slowestMs: number;
+  /** Highest heap + array-buffer memory of the worker seen during the chunk (sampled every 64 cases). */
+  readonly peakHeap: number;
   readonly failures: readonly FoundFailure[];
 }
 

@@ -69,6 +69,7 @@ interface ParserReport {
   seconds: number;
   largestAllocation: number;
   slowestCaseMs: number;
+  peakHeap: number;
   failures: Record<FailureKind, number>;
   saved: string[];
 }
@@ -137,7 +138,7 @@ class Pool {
       this.workers[i] = this.spawn();
       this.onHang(chunk, index);
       // The cases before the hung one are not counted as run: report the hung one alone and go on after it.
-      resolve({ type: "done", parser: chunk.parser, start: chunk.start, ran: index - chunk.start + 1, accepted: 0, largest: 0, slowestMs: Date.now() - started, failures: [] });
+      resolve({ type: "done", parser: chunk.parser, start: chunk.start, ran: index - chunk.start + 1, accepted: 0, largest: 0, slowestMs: Date.now() - started, peakHeap: 0, failures: [] });
       if (index + 1 < chunk.start + chunk.count) void this.run({ ...chunk, start: index + 1, count: chunk.start + chunk.count - index - 1 });
     }
   }
@@ -165,7 +166,7 @@ async function campaign(options: Options): Promise<ParserReport[]> {
   try {
     for (const target of options.parsers) {
       const report: ParserReport = {
-        parser: target.name, about: target.about, cases: 0, accepted: 0, seconds: 0, largestAllocation: 0, slowestCaseMs: 0,
+        parser: target.name, about: target.about, cases: 0, accepted: 0, seconds: 0, largestAllocation: 0, slowestCaseMs: 0, peakHeap: 0,
         failures: Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<FailureKind, number>, saved: [],
       };
       current = report;
@@ -185,6 +186,7 @@ async function campaign(options: Options): Promise<ParserReport[]> {
             report.accepted += done.accepted;
             report.largestAllocation = Math.max(report.largestAllocation, done.largest);
             report.slowestCaseMs = Math.max(report.slowestCaseMs, done.slowestMs);
+            report.peakHeap = Math.max(report.peakHeap, done.peakHeap);
             for (const f of done.failures) {
               report.failures[f.kind]++;
               save(options, report, f);
@@ -231,7 +233,7 @@ function printRow(r: ParserReport): void {
   console.log(
     `${r.parser.padEnd(15)} ${String(r.cases).padStart(9)} cases  ${String(r.accepted).padStart(8)} accepted  ${r.seconds.toFixed(1).padStart(7)} s  ` +
     `${String(Math.round(r.cases / Math.max(r.seconds, 0.001))).padStart(6)}/s  crash ${f.crash}  hang ${f.hang}  disagree ${f.disagreement}  ` +
-    `round-trip ${f["round-trip"]}  alloc ${f.allocation}  afterwards ${f.afterwards}  largest alloc ${r.largestAllocation}  slowest ${r.slowestCaseMs.toFixed(0)} ms`,
+    `round-trip ${f["round-trip"]}  alloc ${f.allocation}  afterwards ${f.afterwards}  largest alloc ${r.largestAllocation}  peak heap ${(r.peakHeap / 1048576).toFixed(0)} MiB  slowest ${r.slowestCaseMs.toFixed(0)} ms`,
   );
 }
 

@@ -29,6 +29,7 @@ async function runChunk(chunk: RunChunk): Promise<ChunkDone> {
   let accepted = 0;
   let largest = 0;
   let slowestMs = 0;
+  let peakHeap = 0;
   for (let index = chunk.start; index < chunk.start + chunk.count; index++) {
     if (chunk.deadline !== 0 && Date.now() > chunk.deadline) break;
     heartbeat[0] = index;
@@ -43,6 +44,10 @@ async function runChunk(chunk: RunChunk): Promise<ChunkDone> {
     const ms = performance.now() - t;
     Atomics.store(heartbeat, 1, 0);
     ran++;
+    if ((ran & 63) === 0) {
+      const memory = process.memoryUsage();
+      peakHeap = Math.max(peakHeap, memory.heapUsed + memory.arrayBuffers);
+    }
     if (stats.accepted) accepted++;
     largest = Math.max(largest, stats.largest);
     slowestMs = Math.max(slowestMs, ms);
@@ -53,7 +58,7 @@ async function runChunk(chunk: RunChunk): Promise<ChunkDone> {
       failures.push({ index, kind: failure.kind, detail: failure.detail, input: result.input, minimised, capacity: result.capacity, chunked: result.chunked });
     }
   }
-  return { type: "done", parser: chunk.parser, start: chunk.start, ran, accepted, largest, slowestMs, failures };
+  return { type: "done", parser: chunk.parser, start: chunk.start, ran, accepted, largest, slowestMs, peakHeap, failures };
 }
 
 parentPort!.on("message", (message: RunChunk) => {
