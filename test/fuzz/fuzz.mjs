@@ -8,6 +8,7 @@ import { build } from "esbuild";
 // One folder per run: a long campaign keeps its bundle while a short one rebuilds beside it.
 const outdir = new URL(`./.build/${process.pid}/`, import.meta.url).pathname;
 process.on("exit", () => rmSync(outdir, { recursive: true, force: true }));
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
 await build({
   entryPoints: { run: "test/fuzz/campaign/run.ts", worker: "test/fuzz/campaign/worker.ts" },
   absWorkingDir: new URL("../../", import.meta.url).pathname,
