@@ -25,8 +25,6 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  // @bokuweb/zstd-wasm finds its .wasm next to its own files: leave it in node_modules.
-  external: ["@bokuweb/zstd-wasm"],
   // CommonJS dependencies inside an ESM bundle call require(): give them Node's own.
   banner: { js: 'import { createRequire as __offloadKitRequire } from "node:module"; const require = __offloadKitRequire(import.meta.url);' },
   logLevel: "warning",

@@ -2,22 +2,43 @@
  * Compression in browsers (and anywhere without node:*): the libzstd WebAssembly build, fflate for
  * zlib streams (a well-kept pure-JS inflate/deflate) and hash-wasm's MD5 (hand-tuned WebAssembly;
  * 517 MiB/s here against 502 for js-md5, 238 for spark-md5 and 82 for @noble/hashes). Loading is
- * asynchronous because WebAssembly compilation is, on a browser's main thread.
+ * asynchronous because WebAssembly compilation is, on a browser's main thread. Every WebAssembly module
+ * here comes from bytes inlined in the library (hash-wasm's own, libzstd's from scripts/inline-zstd.mjs),
+ * so a bundle needs no file beside it; `zstd` may name another source for libzstd (a URL to the package's
+ * "offload-kit/zstd.wasm", say, to keep 340 KB of base64 out of a bundle).
  */
 import { unzlibSync, zlibSync } from "fflate";
 import { createMD5 } from "hash-wasm";
+import { OffloadKitError } from "../engine/errors.js";
+import type { WasmSource } from "../wasm/load.js";
 import { CodecError, ZLIB_ERRORS } from "./codecs.js";
 import type { Codecs } from "./codecs.js";
 import { loadZstd, zstdCompress, zstdDecompressFrame } from "./zstd-wasm.js";
 
 let codecs: Promise<Codecs> | undefined;
 
-export function loadBrowserCodecs(): Promise<Codecs> {
-  // A failed load is not cached: the next call tries again.
+export interface CodecSources {
+  /** Where libzstd's WebAssembly comes from (default: the bytes inlined in the library). */
+  readonly zstd?: WasmSource;
+}
+
+async function createHasher() {
+  try {
+    return await createMD5();
+  } catch (e) {
+    throw new OffloadKitError("CODEC_UNAVAILABLE", `MD5 (hash-wasm) could not be loaded: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+}
+
+/**
+ * The browser codecs, loaded once. Rejects with an OffloadKitError (CODEC_UNAVAILABLE) when one cannot
+ * load; a failed load is not cached, so the next call tries again.
+ */
+export function loadBrowserCodecs(sources: CodecSources = {}): Promise<Codecs> {
   codecs ??= (async () => {
-    await loadZstd();
+    await loadZstd(sources.zstd);
     // One hash-wasm instance per hasher: its state lives in the instance.
-    const hashers = [await createMD5()];
+    const hashers = [await createHasher()];
     return {
       name: "browser",
       zstdCompress,

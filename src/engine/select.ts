@@ -9,6 +9,7 @@ import { OffloadKitError } from "./errors.js";
 import { TsEngine } from "../ts-engine/engine.js";
 import { WasmEngine } from "../wasm/engine.js";
 import { compileAsync, compileInline, wasmAvailable } from "../wasm/load.js";
+import type { WasmSource } from "../wasm/load.js";
 
 /** Default window: large enough for any sane bundle header entry, small enough to keep RSS low. */
 export const DEFAULT_WINDOW_CAPACITY = 1 << 20;
@@ -57,17 +58,18 @@ export function setEngine(choice: Engine | EngineKind): Engine {
   return current;
 }
 
-/** Compiles the Wasm core asynchronously (browsers) and makes it the engine in use. */
-export async function initEngine(source?: URL | string | BufferSource): Promise<Engine> {
+/**
+ * Compiles the Wasm core asynchronously (browsers) and makes it the engine in use: from the bytes inlined
+ * in the library by default (no file to serve), or from a URL or bytes the caller gives.
+ */
+export async function initEngine(source?: WasmSource): Promise<Engine> {
   if (requestedKind() === "ts") return engine();
-  let module: WebAssembly.Module;
   try {
-    module = await compileAsync(source);
+    current = new WasmEngine(await compileAsync(source), DEFAULT_WINDOW_CAPACITY);
   } catch (e) {
     // The engine in use (the TS twin until now) stays; a later call may succeed.
     if (e instanceof OffloadKitError) throw e;
     throw new OffloadKitError("ENGINE_UNAVAILABLE", `cannot load the Wasm core: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-  current = new WasmEngine(module, DEFAULT_WINDOW_CAPACITY);
   return current;
 }

@@ -1,7 +1,10 @@
 /**
  * Loading the Wasm core: synchronously from the inlined bytes (Node, workers, small modules), or
- * asynchronously from a URL or bytes (browsers, whose main thread refuses large synchronous compiles).
- * The shipped file is build/offload-kit.wasm, next to the package root.
+ * asynchronously from the inlined bytes, a URL or bytes (browsers, whose main thread refuses large
+ * synchronous compiles). Nothing here touches `import.meta.url`: a bundle in any format (an esbuild IIFE,
+ * where `import.meta` is empty, included) loads the core with no file beside it. The shipped file
+ * build/offload-kit.wasm (export "offload-kit/offload-kit.wasm") is for callers who prefer a URL.
+ * The codecs (src/compress/) load their WebAssembly through the same helpers.
  */
 import type { Engine } from "../engine/engine.js";
 import { ABI_VERSION } from "../engine/layout.js";
@@ -20,8 +23,8 @@ export type WasmExports = Pick<Engine, KernelName> & {
   getWindowCapacity(): number;
 };
 
-/** URL of the shipped .wasm file, for bundlers and `fetch`. */
-export const WASM_URL = new URL("../../build/offload-kit.wasm", import.meta.url);
+/** Where WebAssembly comes from: a URL to fetch, the bytes, or a module compiled already. */
+export type WasmSource = URL | string | BufferSource | WebAssembly.Module;
 
 let inlineModule: WebAssembly.Module | undefined;
 
@@ -29,11 +32,32 @@ export function wasmAvailable(): boolean {
   return typeof WebAssembly === "object" && typeof WebAssembly.Module === "function";
 }
 
-function inlineBytes(): Uint8Array {
-  const text = atob(WASM_BASE64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+/** Decodes base64 (the inlined modules): the engine's own decoder where there is one (Chrome 140+, Node 25+). */
+export function base64Bytes(text: string): Uint8Array {
+  const native = (Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array }).fromBase64;
+  if (native !== undefined) return native(text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
+}
+
+function inlineBytes(): Uint8Array {
+  return base64Bytes(WASM_BASE64);
+}
+
+/**
+ * Compiles WebAssembly from a source, asynchronously. A URL is fetched (an HTTP error status is an
+ * error, not bytes); the error is left to the caller to word, as it knows what was being loaded.
+ */
+export async function compileWasm(source: WasmSource): Promise<WebAssembly.Module> {
+  if (source instanceof WebAssembly.Module) return source;
+  if (source instanceof URL || typeof source === "string") {
+    const response = await fetch(source);
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${String(source)}`);
+    return WebAssembly.compile(await response.arrayBuffer());
+  }
+  return WebAssembly.compile(source);
 }
 
 /** Compiles the inlined core once; throws where synchronous compilation is not allowed. */
@@ -42,14 +66,13 @@ export function compileInline(): WebAssembly.Module {
   return inlineModule;
 }
 
-/** Compiles from a URL (default: the shipped file) or from bytes, asynchronously. */
-export async function compileAsync(source?: URL | string | BufferSource): Promise<WebAssembly.Module> {
-  if (source === undefined || source instanceof URL || typeof source === "string") {
-    const response = await fetch(source ?? WASM_URL);
-    if (!response.ok) throw new OffloadKitError("ENGINE_UNAVAILABLE", `cannot fetch the Wasm core: HTTP ${response.status}`);
-    return WebAssembly.compile(await response.arrayBuffer());
+/** Compiles the core asynchronously: from the inlined bytes by default, or from the caller's URL or bytes. */
+export async function compileAsync(source?: WasmSource): Promise<WebAssembly.Module> {
+  if (source === undefined) {
+    inlineModule ??= await WebAssembly.compile(inlineBytes() as BufferSource);
+    return inlineModule;
   }
-  return WebAssembly.compile(source);
+  return compileWasm(source);
 }
 
 /** AssemblyScript's `abort`: reached only through a broken invariant in the core, never through bad input. */
