@@ -14,12 +14,10 @@ import {
   DEFAULT_ZLIB_LEVEL,
   DEFAULT_ZSTD_LEVEL,
   ccobBytes,
-  checkDeclaredSize,
   compressBundleBytes,
-  decodeCcobMember,
+  decodeCcobMemberBytes,
 } from "./compressed.js";
 import { writeBinaryBundle } from "../formats/bundle.js";
-import { concatBytes } from "../formats/bytes.js";
 import { writeTextBundle } from "../formats/text-bundle.js";
 import type { BundlerOptions } from "./options.js";
 import { validateBundlerOptions } from "./options.js";
@@ -143,14 +141,8 @@ export async function decompressBundles(input: Uint8Array, options: DecompressOp
     if (e instanceof OffloadKitError) throw new OffloadKitError(e.code, `Failed to decompress input: ${e.message}`, { offset: e.offset, field: e.field });
     throw e;
   }
-  return walk.members.map((member) => {
-    checkDeclaredSize(member, { maxDecompressedSize: options.maxDecompressedSize ?? DEFAULT_MAX_DECOMPRESSED_SIZE });
-    // Chunks, not a buffer of the declared size: the header's size is only an upper bound, and a
-    // tiny stream may declare gigabytes.
-    const chunks: Uint8Array[] = [];
-    decodeCcobMember(readAt, member, codecs, (chunk) => chunks.push(chunk));
-    return chunks.length === 1 ? chunks[0]! : concatBytes(chunks);
-  });
+  const limits = { maxDecompressedSize: options.maxDecompressedSize ?? DEFAULT_MAX_DECOMPRESSED_SIZE };
+  return walk.members.map((member) => decodeCcobMemberBytes(readAt, member, codecs, limits));
 }
 
 /** The first compressed bundle's contents (what clang-offload-bundler unbundles), or `input` itself. */

@@ -11,6 +11,7 @@
  * 2 MiB window, so 8 MiB chunks cost little in ratio.
  */
 import { OffloadKitError } from "../engine/errors.js";
+import { concatBytes } from "../formats/bytes.js";
 import type { Codecs, Md5Hasher } from "../compress/codecs.js";
 import { CodecError } from "../compress/codecs.js";
 import { walkZstdFrames } from "../compress/zstd-frames.js";
@@ -207,6 +208,18 @@ export function decodeCcobMember(
     }
   }
   return { size: produced, seconds: now() - start };
+}
+
+/**
+ * One CCOB member decoded into one buffer (in memory: decompressBundles, the browser's readers), its
+ * declared size checked against `limits` first. Chunks are gathered rather than a buffer of the declared
+ * size allocated: that size is only an upper bound, and a tiny stream may declare gigabytes.
+ */
+export function decodeCcobMemberBytes(readAt: ReadAt, member: CcobMember, codecs: Codecs, limits: DecompressionLimits, hasher?: Md5Hasher): Uint8Array {
+  checkDeclaredSize(member, limits);
+  const chunks: Uint8Array[] = [];
+  decodeCcobMember(readAt, member, codecs, (chunk) => chunks.push(chunk), hasher);
+  return chunks.length === 1 ? chunks[0]! : concatBytes(chunks);
 }
 
 /** LLVM's formatWithCommas. */

@@ -11,10 +11,11 @@ import { VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
 import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
+import { serve } from "./kit/serve.js";
 import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

@@ -9,6 +9,7 @@ import { getImageKindName, getOffloadKindName, isOffloadBinary, llvmOffloadError
 import { readExact } from "../../engine/source.js";
 import { objdumpOffloading } from "../../inspect/objdump.js";
 import { locate } from "../../inspect/locate.js";
+import { locationJson } from "../../inspect/location-json.js";
 import type { Location, LocatedBundle, LocatedOffloadBinaries } from "../../inspect/locate.js";
 import { collectOffloadImages } from "../../packager/collect.js";
 import { codecDecompressor } from "../../node/packager-codecs.js";
@@ -106,45 +107,6 @@ function formatReport(path: string, report: Location): string {
   return out;
 }
 
-function reportJson(path: string, report: Location): unknown {
-  return {
-    path,
-    size: report.size,
-    container: report.container,
-    searched: report.searched.map((r) => ({
-      ...r,
-      ...(r.section !== undefined ? { section: byteStringToUnicode(r.section) } : {}),
-      ...(r.member !== undefined ? { member: byteStringToUnicode(r.member) } : {}),
-    })),
-    bundles: report.bundles.map((b) => ({
-      index: b.index,
-      format: b.format,
-      offset: b.offset,
-      size: b.size,
-      ...(b.comment !== undefined ? { comment: b.comment } : {}),
-      ...(b.align !== undefined ? { align: b.align } : {}),
-      ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
-      ...(b.section !== undefined ? { section: byteStringToUnicode(b.section) } : {}),
-      ...(b.member !== undefined ? { member: byteStringToUnicode(b.member) } : {}),
-      entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
-    })),
-    offloadBinaries: report.offloadBinaries.map((run) => ({
-      ...run,
-      ...(run.section !== undefined ? { section: byteStringToUnicode(run.section) } : {}),
-      ...(run.member !== undefined ? { member: byteStringToUnicode(run.member) } : {}),
-      images: run.images.map((image) => ({
-        ...image,
-        imageKindName: objdumpImageKindName(image.imageKind),
-        offloadKindName: getOffloadKindName(image.offloadKind),
-        triple: byteStringToUnicode(image.triple),
-        arch: byteStringToUnicode(image.arch),
-        strings: Object.fromEntries(image.strings.map(([k, v]) => [byteStringToUnicode(k), byteStringToUnicode(v)])),
-      })),
-    })),
-    problems: report.problems,
-  };
-}
-
 export const ls: Subcommand = {
   summary: "List every offload bundle and offload binary in each file (at its start or embedded): IDs, offsets, sizes, alignment, image kinds, triples.",
   spec: () => ({
@@ -172,7 +134,7 @@ export const ls: Subcommand = {
               decompressOffload: codecDecompressor(),
             }),
           );
-          if (json) reports.push(reportJson(path, report));
+          if (json) reports.push(locationJson(path, report));
           else io.stdout(formatReport(path, report));
         } catch (e) {
           if (!isOffloadKitError(e)) throw e;

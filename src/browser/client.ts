@@ -1,0 +1,133 @@
+/**
+ * The main thread's side of the Worker (src/browser/worker.ts): `new OffloadKitWorker()` starts one, and
+ * `inspect(file)` / `extract(file, ref)` return promises that always settle: with the answer, with the
+ * worker's OffloadKitError, or with WORKER_FAILED when the worker cannot start or dies.
+ *
+ * Where the worker's code comes from: by default a copy of it inlined in the library at build time
+ * (scripts/build-browser.mjs), started from a blob: URL, so no bundler needs to know about workers and no
+ * file is copied by hand; or a URL you give (`new OffloadKitWorker({ url })`, pointing at the
+ * `offload-kit/browser-worker` module as your bundler emits it, or a file you serve: what a page with a
+ * Content-Security-Policy that refuses blob: workers needs); or a Worker you started yourself.
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import type { EntryRef, InspectProgress } from "./inspect.js";
+import type { InspectResult, WorkerReply, WorkerRequest } from "./protocol.js";
+
+export interface OffloadKitWorkerOptions {
+  /** The worker script (see above); default: the copy inlined in the library. */
+  readonly url?: string | URL;
+  /** How `url` is loaded: "module" for an ES module worker (default "classic", what the inlined copy is). */
+  readonly type?: WorkerType;
+  /** A worker already running src/browser/worker.ts. */
+  readonly worker?: Worker;
+}
+
+export interface InspectRequestOptions {
+  /** The name reported as `path` (default: the File's name). */
+  readonly name?: string;
+  readonly onProgress?: (progress: InspectProgress) => void;
+}
+
+/** A request without its id (assigned when sent). */
+type RequestBody = WorkerRequest extends infer R ? (R extends unknown ? Omit<R, "id"> : never) : never;
+
+interface Pending {
+  resolve(reply: WorkerReply): void;
+  reject(error: OffloadKitError): void;
+  onProgress?: (progress: InspectProgress) => void;
+}
+
+async function inlineWorker(): Promise<Worker> {
+  const { WORKER_SOURCE } = await import("./worker-source.generated.js");
+  const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+  try {
+    return new Worker(url);
+  } finally {
+    // The worker has fetched its script by the time it runs; a pending fetch keeps the blob alive.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  }
+}
+
+export class OffloadKitWorker {
+  private readonly worker: Promise<Worker>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private failed: OffloadKitError | undefined;
+
+  constructor(options: OffloadKitWorkerOptions = {}) {
+    const start = async () => {
+      if (options.worker !== undefined) return options.worker;
+      if (options.url !== undefined) return new Worker(options.url, { type: options.type ?? "classic" });
+      return inlineWorker();
+    };
+    this.worker = start().then(
+      (worker) => {
+        worker.addEventListener("message", (event: MessageEvent<WorkerReply>) => this.receive(event.data));
+        worker.addEventListener("error", (event: ErrorEvent) => {
+          event.preventDefault();
+          this.fail(`the offload-kit worker failed: ${event.message || "its script could not be loaded"}`);
+        });
+        worker.addEventListener("messageerror", () => this.fail("the offload-kit worker sent a message that could not be read"));
+        return worker;
+      },
+      (e: unknown) => {
+        this.fail(`the offload-kit worker could not be started: ${e instanceof Error ? e.message : String(e)}`);
+        throw this.failed;
+      },
+    );
+    // The rejection is reported through each request; do not let it surface as unhandled.
+    this.worker.catch(() => {});
+  }
+
+  private fail(message: string): void {
+    this.failed = new OffloadKitError("WORKER_FAILED", message);
+    for (const pending of this.pending.values()) pending.reject(this.failed);
+    this.pending.clear();
+  }
+
+  private receive(reply: WorkerReply): void {
+    const pending = this.pending.get(reply.id);
+    if (pending === undefined) return;
+    if (reply.op === "progress") {
+      pending.onProgress?.(reply.progress);
+      return;
+    }
+    this.pending.delete(reply.id);
+    if (reply.op === "failed") {
+      pending.reject(new OffloadKitError(reply.error.code, reply.error.message, { offset: reply.error.offset }));
+    } else {
+      pending.resolve(reply);
+    }
+  }
+
+  private async request(message: RequestBody, onProgress?: (p: InspectProgress) => void): Promise<WorkerReply> {
+    if (this.failed !== undefined) throw this.failed;
+    const worker = await this.worker;
+    const id = this.nextId++;
+    return new Promise<WorkerReply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      worker.postMessage({ ...message, id } as WorkerRequest);
+    });
+  }
+
+  /** Every bundle and offload binary in `file`, as `offload-kit ls --json` reports it, with its sizes. */
+  async inspect(file: Blob, options: InspectRequestOptions = {}): Promise<InspectResult> {
+    const name = options.name ?? ((file as File).name || "blob");
+    const reply = await this.request({ op: "inspect", file, name }, options.onProgress);
+    if (reply.op !== "inspected") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.result;
+  }
+
+  /** One entry's bytes (decompressed for an entry of a compressed bundle or a compressed offload image). */
+  async extract(file: Blob, ref: EntryRef): Promise<Uint8Array> {
+    const reply = await this.request({ op: "extract", file, ref });
+    if (reply.op !== "extracted") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.bytes;
+  }
+
+  /** Stops the worker; requests still pending reject. */
+  terminate(): void {
+    this.fail("the offload-kit worker was terminated");
+    void this.worker.then((worker) => worker.terminate(), () => {});
+  }
+}

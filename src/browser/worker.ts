@@ -1,0 +1,85 @@
+/**
+ * The Worker entry point: reads Files off the main thread with the library's synchronous readers, each
+ * file a BlobSource read slice by slice through FileReaderSync (src/browser/blob-source.ts), and posts
+ * back progress, the `ls --json` report with its sizes, or one entry's bytes (src/browser/protocol.ts).
+ *
+ * The script a worker runs is src/browser/worker-entry.ts: `new OffloadKitWorker()` (src/browser/client.ts)
+ * runs a copy of it inlined in the library, or point a Worker at it yourself (`offload-kit/browser-worker`).
+ */
+import { loadBrowserCodecs } from "../compress/browser.js";
+import type { Codecs } from "../compress/codecs.js";
+import { isOffloadKitError } from "../engine/errors.js";
+import { engine } from "../engine/select.js";
+import { BlobSource } from "./blob-source.js";
+import { inspectSource, readEntry } from "./inspect.js";
+import type { InspectProgress } from "./inspect.js";
+import type { WorkerFailure, WorkerReply, WorkerRequest } from "./protocol.js";
+
+export interface WorkerScope {
+  postMessage(message: WorkerReply, transfer?: Transferable[]): void;
+  addEventListener(type: "message", listener: (event: MessageEvent<WorkerRequest>) => void): void;
+}
+
+/** Progress is posted at most this often (a library with thousands of bundles would flood the page otherwise). */
+const PROGRESS_INTERVAL_MS = 50;
+
+function failure(e: unknown): WorkerFailure {
+  if (isOffloadKitError(e)) return { code: e.code, message: e.message, ...(e.offset !== undefined ? { offset: e.offset } : {}) };
+  // Not ours: a bug, or the browser running out of memory. Still an answer, never silence.
+  return { code: "INTERNAL", message: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+}
+
+/** The codecs, loaded on first use; a failure is remembered per request only (the next one tries again). */
+async function codecs(): Promise<{ codecs?: Codecs; error?: WorkerFailure }> {
+  try {
+    return { codecs: await loadBrowserCodecs() };
+  } catch (e) {
+    return { error: failure(e) };
+  }
+}
+
+async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void> {
+  const { id } = request;
+  try {
+    const loaded = await codecs();
+    const source = new BlobSource(request.file);
+    if (request.op === "extract") {
+      const bytes = readEntry(source, request.ref, { codecs: loaded.codecs });
+      scope.postMessage({ id, op: "extracted", bytes }, [bytes.buffer as ArrayBuffer]);
+      return;
+    }
+    const started = performance.now();
+    let last = 0;
+    const onProgress = (progress: InspectProgress) => {
+      const now = performance.now();
+      if (now - last < PROGRESS_INTERVAL_MS) return;
+      last = now;
+      scope.postMessage({ id, op: "progress", progress });
+    };
+    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress });
+    scope.postMessage({
+      id,
+      op: "inspected",
+      result: {
+        ...inspection,
+        bytesRead: source.bytesRead,
+        reads: source.reads,
+        readMilliseconds: source.readMilliseconds,
+        milliseconds: performance.now() - started,
+        engine: engine().kind,
+        ...(loaded.error !== undefined ? { codecError: loaded.error } : {}),
+      },
+    });
+  } catch (e) {
+    scope.postMessage({ id, op: "failed", error: failure(e) });
+  }
+}
+
+/** Answers the requests that arrive at `scope` (a dedicated worker's global scope). */
+export function serveWorker(scope: WorkerScope): void {
+  // One request at a time, in order: the readers share one engine window.
+  let queue = Promise.resolve();
+  scope.addEventListener("message", (event) => {
+    queue = queue.then(() => handle(scope, event.data));
+  });
+}

@@ -1,0 +1,214 @@
+// The inspector page in a real browser (Debian's Chromium through playwright-core): served by the built
+// `offload-kit serve`, fed every committed fixture through its file input (bundles binary, text and
+// compressed, archives, offload binaries, host executables and objects, wrapper inputs, and the fuzz
+// corpus's damaged files), and what it shows is compared with `offload-kit ls --json` on the same files:
+// every bundle and entry (ID, offset, size, alignment, compressed or not), every offload image, every
+// problem with its offset, and the errors of files that cannot be read. Then the GPU picker against
+// `offload-kit check`, a download, and the page's own safety (only its files are served).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { CHROMIUM, launchChromium, servePage } from "./chromium.js";
+import type { Launched, Served } from "./chromium.js";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const BIN = join(ROOT, "dist/bin/offload-kit.js");
+const TEXT = /\.(txt|md|sh|stderr|json|tsv|c|cpp|hip|cu|ll)$/;
+
+function fixtureFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...fixtureFiles(path));
+    else if (!TEXT.test(name) && statSync(path).size > 0) out.push(path);
+  }
+  return out;
+}
+
+const FILES = fixtureFiles(join(ROOT, "test/fixtures"));
+
+interface Shown {
+  name: string;
+  error?: string;
+  bundles: { head: string; entries: string[][] }[];
+  images: string[][];
+  problems: { offset: string; code: string; text: string }[];
+  chart: { target: string; bytes: string }[];
+}
+
+/** What the page shows for each file, read from the DOM as a person would read it. */
+function shownFiles(page: Page): Promise<Shown[]> {
+  return page.evaluate(() => {
+    const cells = (row: Element) => Array.from(row.querySelectorAll("td")).slice(0, -2).map((td) => td.textContent ?? "");
+    return Array.from(document.querySelectorAll<HTMLElement>("section.file")).map((section) => ({
+      name: section.dataset.name ?? "",
+      error: section.querySelector(".error")?.textContent ?? undefined,
+      bundles: Array.from(section.querySelectorAll<HTMLElement>(".bundle-head[data-bundle]")).map((head) => ({
+        head: head.textContent ?? "",
+        entries: Array.from(section.querySelectorAll(`tr.entry[data-bundle="${head.dataset.bundle}"]`)).map(cells),
+      })),
+      images: Array.from(section.querySelectorAll("tr.image")).map(cells),
+      problems: Array.from(section.querySelectorAll<HTMLElement>(".problems li")).map((li) => ({ offset: li.dataset.offset ?? "", code: li.dataset.code ?? "", text: li.textContent ?? "" })),
+      chart: Array.from(section.querySelectorAll<SVGGElement>("svg.chart g")).map((g) => ({ target: g.dataset.target ?? "", bytes: g.dataset.bytes ?? "" })),
+    }));
+  });
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+const count = (n: number) => n.toLocaleString("en-US");
+
+function runKit(args: string[]) {
+  const run = spawnSync(BIN, args, { encoding: "utf8", maxBuffer: 1 << 28 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => {
+  let served: Served;
+  let browser: Launched;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    served = await servePage();
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    page.on("pageerror", (e) => pageErrors.push(e.message));
+    await page.goto(served.url);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await served?.stop();
+  });
+
+  it("serve prints the address first, on 127.0.0.1, and serves only the page's own files", async () => {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    for (const path of ["", "index.html", "style.css", "app.js", "worker.js"]) {
+      expect((await fetch(new URL(path, served.url))).status, path).toBe(200);
+    }
+    for (const path of ["package.json", "../package.json", "%2e%2e/package.json", "dist/index.js", "inspector/index.html", "app.js.map", "worker.js/x"]) {
+      expect((await fetch(`${served.url}${path}`)).status, path).toBe(404);
+    }
+    expect((await fetch(served.url, { method: "POST", body: "x" })).status).toBe(405);
+    const page = await fetch(served.url);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+  });
+
+  it(`shows what offload-kit ls --json reports for all ${FILES.length} fixtures`, async () => {
+    const ls = runKit(["ls", "--json", ...FILES]);
+    const expected = JSON.parse(ls.stdout).files as any[];
+    await page.setInputFiles("#file-input", FILES);
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 60_000 });
+    const shown = await shownFiles(page);
+    expect(shown.map((s) => s.name)).toEqual(FILES.map((f) => f.split("/").pop()));
+    let entries = 0;
+    let problems = 0;
+    FILES.forEach((file, i) => {
+      const want = expected[i];
+      const got = shown[i]!;
+      const where = `${file} (#${i})`;
+      if (want.error !== undefined) {
+        expect(got.error, where).toContain(`${want.error.code}`);
+        expect(got.error, where).toContain(want.error.message);
+        return;
+      }
+      expect(got.error, where).toBeUndefined();
+      expect(got.bundles.length, where).toBe(want.bundles.length);
+      want.bundles.forEach((b: any, j: number) => {
+        const head = got.bundles[j]!.head;
+        expect(head, where).toContain(`Bundle ${b.index}: `);
+        expect(head, where).toContain(`at ${hex(b.offset)}, ${count(b.size)} bytes`);
+        if (b.align !== undefined) expect(head, where).toContain(`align ${b.align}`);
+        if (b.section !== undefined) expect(head, where).toContain(`section ${b.section}`);
+        if (b.member !== undefined) expect(head, where).toContain(`member ${b.member}`);
+        if (b.compressed !== undefined) expect(head, where).toContain(`${b.compressed.method} compressed bundle v${b.compressed.version} at ${hex(b.compressed.offset)}, ${count(b.compressed.size)} bytes`);
+        expect(got.bundles[j]!.entries, where).toEqual(b.entries.map((e: any, k: number) => [
+          String(k), e.id, hex(e.offset), count(e.size), String(e.align), b.compressed === undefined ? "no" : `yes (${b.compressed.method})`,
+        ]));
+        entries += b.entries.length;
+      });
+      expect(got.images, where).toEqual(want.offloadBinaries.flatMap((run: any) => run.images.map((im: any) => [
+        String(im.index), im.imageKindName, im.offloadKindName, im.triple, im.arch, hex(im.offset), count(im.size), im.compressed ? "yes" : "no",
+      ])));
+      expect(got.problems, where).toEqual(want.problems.map((p: any) => ({ offset: String(p.offset), code: p.code, text: `at ${hex(p.offset)}: ${p.message} [${p.code}]` })));
+      problems += want.problems.length;
+    });
+    // The suite means something: fixtures with entries, images, problems and unreadable files all went through.
+    expect(entries).toBeGreaterThan(90);
+    expect(problems).toBeGreaterThan(5);
+    expect(expected.filter((f) => f.bundles?.some((b: any) => b.compressed !== undefined)).length).toBeGreaterThan(10);
+    expect(expected.some((f) => f.offloadBinaries?.some((r: any) => r.images.length > 0))).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("charts the bytes per target that offload-kit sizes --json counts", async () => {
+    const sizes = JSON.parse(runKit(["sizes", "--json", ...FILES]).stdout);
+    const shown = await shownFiles(page);
+    FILES.forEach((file, i) => {
+      const want = sizes.files[i];
+      if (want.error !== undefined) return;
+      expect(shown[i]!.chart, file).toEqual(want.targets.map((r: any) => ({ target: r.id, bytes: String(r.bytes) })));
+    });
+  });
+
+  it("gives the verdicts of offload-kit check for the GPU picked", async () => {
+    const file = join(ROOT, "test/fixtures/bundler/host-gfx906.19.bc");
+    const archive = join(ROOT, "test/fixtures/archive/hda.a");
+    await page.reload();
+    await page.setInputFiles("#file-input", [file, archive]);
+    await page.waitForFunction(() => document.body.dataset.runs === "1");
+    for (const [gpu, xnack] of [["gfx906", ""], ["gfx908", "+"], ["gfx90a", "-"], ["gfx1030", ""]] as const) {
+      await page.selectOption("#gpu-processor", gpu);
+      if (!(await page.isDisabled("#gpu-xnack"))) await page.selectOption("#gpu-xnack", xnack);
+      const target = xnack === "" ? gpu : `${gpu}:xnack${xnack}`;
+      const check = JSON.parse(runKit(["check", `--gpu=${target}`, "--json", file, archive]).stdout);
+      const verdicts = await page.$$eval("tr.entry", (rows) => rows.map((r) => [r.getAttribute("data-id"), r.querySelector(".verdict")!.textContent]));
+      const text: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "host" };
+      const expected = check.inputs.flatMap((input: any) => input.entries.map((e: any) => [e.id, text[e.verdict]]));
+      expect(verdicts, target).toEqual(expected);
+      expect(await page.textContent("#gpu-summary"), target).toMatch(new RegExp(`^${check.inputs.reduce((n: number, x: any) => n + x.loadable, 0)} of \\d+ device entries load on ${target}`));
+    }
+  });
+
+  it("downloads an entry byte for byte, from a plain and from a compressed bundle", async () => {
+    const plain = join(ROOT, "test/fixtures/bundler/host-gfx906.19.bc");
+    const compressed = join(ROOT, "test/fixtures/ccob/host-gfx906.19.ccob");
+    await page.reload();
+    await page.setInputFiles("#file-input", [plain, compressed]);
+    await page.waitForFunction(() => document.body.dataset.runs === "1");
+    const expected = JSON.parse(runKit(["ls", "--json", plain]).stdout).files[0].bundles[0].entries[1];
+    const bytes = readFileSync(plain).subarray(expected.offset, expected.offset + expected.size);
+    for (const [index, name] of [[0, "host-gfx906.19.bc-0-hip-amdgcn-amd-amdhsa--gfx906"], [1, "host-gfx906.19.ccob-0-hip-amdgcn-amd-amdhsa--gfx906"]] as const) {
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.locator("section.file").nth(index).locator('tr.entry[data-entry="1"] button.download').click(),
+      ]);
+      expect(download.suggestedFilename()).toBe(name);
+      const path = await download.path();
+      expect(Buffer.compare(readFileSync(path), bytes), name).toBe(0);
+    }
+  });
+
+  it("shows a damaged file's problem with its offset, not a blank page", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "offload-kit-page-"));
+    const file = join(dir, "damaged.hipfb");
+    // A bundle whose second entry claims bytes past the end of the file.
+    const bundle = readFileSync(join(ROOT, "test/fixtures/bundler/host-gfx906.19.bc"));
+    writeFileSync(file, bundle.subarray(0, bundle.length - 2));
+    try {
+      await page.reload();
+      await page.setInputFiles("#file-input", file);
+      await page.waitForFunction(() => document.body.dataset.runs === "1");
+      const want = JSON.parse(runKit(["ls", "--json", file]).stdout).files[0];
+      expect(want.problems.length).toBeGreaterThan(0);
+      const shown = (await shownFiles(page))[0]!;
+      expect(shown.problems).toEqual(want.problems.map((p: any) => ({ offset: String(p.offset), code: p.code, text: `at ${hex(p.offset)}: ${p.message} [${p.code}]` })));
+      expect(await page.isVisible(".problems")).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
