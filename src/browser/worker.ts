@@ -49,7 +49,7 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
       return;
     }
     const started = performance.now();
-    let last = 0;
+    let last = -Infinity;
     const onProgress = (progress: InspectProgress) => {
       const now = performance.now();
       if (now - last < PROGRESS_INTERVAL_MS) return;
