@@ -75,6 +75,15 @@ describe("BlobSource", () => {
       expect(got).toBe(want.length);
       expect(Buffer.compare(dest.subarray(0, got), want)).toBe(0);
     }
+    // A region walked window by window (each window overlapping the last by a magic's length) is read ahead.
+    const big = Uint8Array.from({ length: 20_000_000 }, (_, i) => (i * 40503) >>> 8);
+    const walked = blobSource(big);
+    for (let at = 0; at < big.length; at += 1_048_576 - 31) {
+      const dest = new Uint8Array(1_048_576);
+      const got = walked.read(dest, at);
+      expect(Buffer.compare(dest.subarray(0, got), big.subarray(at, at + 1_048_576)), `at ${at}`).toBe(0);
+    }
+    expect(walked.reads).toBeLessThanOrEqual(4);
     // Overlapping small reads are served from one read of the file.
     const fresh = blobSource(bytes);
     fresh.read(new Uint8Array(4096), 20_000);
