@@ -12,6 +12,8 @@ import type { EntryRef } from "../browser/inspect.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { BundleJson, ImageJson, LocationJson } from "../inspect/location-json.js";
 import { imageTargetId } from "../inspect/locate.js";
+import { getImageKindName } from "../formats/offload-binary.js";
+import { stem } from "../llvm/path.js";
 import { parseGpu } from "../inspect/check.js";
 import { processorOf } from "../inspect/sizes.js";
 import { sizeChart } from "./chart.js";
@@ -49,10 +51,9 @@ function entryFileName(file: string, bundle: number, id: string): string {
   return `${file}-${bundle}-${id}`.replace(/[:/\\\0]/g, "_");
 }
 
-/** `<stem>-<triple>-<arch>.<index>.<kind>`, as clang-offload-packager names an image ('/' becomes '_'). */
+/** `<stem>-<triple>-<arch>.<index>.<ext>`, as `offload-kit extract` names an image (clang-offload-packager's name, '/' as '_'). */
 function imageFileName(file: string, image: ImageJson): string {
-  const stem = file.replace(/\.[^.]*$/, "");
-  return `${stem}-${image.triple}-${image.arch}.${image.index}.${image.imageKindName === "<none>" ? "" : image.imageKindName}`.replace(/\//g, "_");
+  return `${stem(file)}-${image.triple}-${image.arch}.${image.index}.${getImageKindName(image.imageKind)}`.replace(/\//g, "_");
 }
 
 function downloadButton(shownFile: () => File, name: string, ref: EntryRef, range: { offset: number; size: number } | undefined): HTMLButtonElement {

@@ -3,7 +3,8 @@
 // served from a folder holding only the bundler's output, and run in Chromium. Each build must load
 // (the IIFE used to crash on `new URL(..., import.meta.url)`), compile the Wasm core on the main thread
 // and through initEngine(), reject a libzstd that cannot load with CODEC_UNAVAILABLE and then
-// decompress with the inlined one (it used to hang), and run the inlined Worker on a File.
+// decompress with the inlined one (it used to hang), run the inlined Worker on a File, and reject (not
+// hang) when a worker script cannot load.
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -40,6 +41,8 @@ window.offloadKitApp = async (ccob) => {
   const result = await worker.inspect(file, { onProgress: (p) => progress.push(p) });
   out.worker = { path: result.report.path, engine: result.engine, ids: result.report.bundles.flatMap((b) => b.entries.map((e) => e.id)), problems: result.report.problems.length, progress: progress.length > 0 && progress.every((p) => p.bundles >= 1) };
   worker.terminate();
+  const broken = new OffloadKitWorker({ url: new URL("missing-worker.js", location.href) });
+  out.brokenWorker = await broken.inspect(file).then(() => "answered", (e) => e.code);
   return out;
 };
 document.body.dataset.ready = "1";
@@ -141,6 +144,7 @@ describe.skipIf(CHROMIUM === undefined)("bundling offload-kit for browsers", () 
         isBundle: true,
         ids: expectedIds,
         engine: "wasm",
+        brokenWorker: "WORKER_FAILED",
         worker: { path: "app.ccob", engine: "wasm", ids: expectedIds, problems: 0, progress: true },
       });
       expect(errors).toEqual([]);
