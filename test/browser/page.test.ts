@@ -193,6 +193,43 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => 
     }
   });
 
+  it("takes files dropped on it, as from the file input", async () => {
+    const file = join(ROOT, "test/fixtures/ccob/multi.22.ccob");
+    await page.reload();
+    const dataTransfer = await page.evaluateHandle((bytes) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(bytes)], "dropped.ccob"));
+      return transfer;
+    }, [...readFileSync(file)]);
+    await page.dispatchEvent("#drop", "dragover", { dataTransfer });
+    expect(await page.getAttribute("#drop", "class")).toContain("over");
+    await page.dispatchEvent("#drop", "drop", { dataTransfer });
+    await page.waitForFunction(() => document.body.dataset.runs === "1");
+    const want = JSON.parse(runKit(["ls", "--json", file]).stdout).files[0];
+    const shown = (await shownFiles(page))[0]!;
+    expect(shown.name).toBe("dropped.ccob");
+    expect(shown.bundles.map((b) => b.entries.map((e) => e[1]))).toEqual(want.bundles.map((b: any) => b.entries.map((e: any) => e.id)));
+    expect(want.bundles.length).toBeGreaterThan(1);
+  });
+
+  it("shows why an entry cannot be read when the file changed after it was chosen", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "offload-kit-page-"));
+    const file = join(dir, "changing.ccob");
+    writeFileSync(file, readFileSync(join(ROOT, "test/fixtures/ccob/host-gfx906.19.ccob")));
+    try {
+      await page.reload();
+      await page.setInputFiles("#file-input", file);
+      await page.waitForFunction(() => document.body.dataset.runs === "1");
+      // The browser holds the file, not a copy: once it changes on disk, reading it fails.
+      writeFileSync(file, Buffer.alloc(10));
+      await page.locator('tr.entry[data-entry="1"] button.download').click();
+      await page.waitForSelector("tr.entry .error");
+      expect(await page.textContent("tr.entry .error")).toMatch(/^READ_FAILED at offset 0x0 \(0\): cannot read the file at offset 0: /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("downloads an offload image as offload-kit extract writes it: same name, same bytes", async () => {
     const file = join(ROOT, "test/fixtures/offload-binary/multi.19.bin");
     const dir = mkdtempSync(join(tmpdir(), "offload-kit-page-"));
