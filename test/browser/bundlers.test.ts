@@ -41,12 +41,19 @@ window.offloadKitApp = async (ccob) => {
   const result = await worker.inspect(file, { onProgress: (p) => progress.push(p) });
   out.worker = { path: result.report.path, engine: result.engine, ids: result.report.bundles.flatMap((b) => b.entries.map((e) => e.id)), problems: result.report.problems.length, progress: progress.length > 0 && progress.every((p) => p.bundles >= 1) };
   worker.terminate();
+  /*OWN_WORKER*/
   const broken = new OffloadKitWorker({ url: new URL("missing-worker.js", location.href) });
   out.brokenWorker = await broken.inspect(file).then(() => "answered", (e) => e.code);
   return out;
 };
 document.body.dataset.ready = "1";
 `;
+
+/** Bundlers that understand \`new Worker(new URL(..., import.meta.url))\` also build a worker of the app's own. */
+const OWN_WORKER = `
+  const own = new OffloadKitWorker({ worker: new Worker(new URL("./my-worker.js", import.meta.url), { type: "module" }) });
+  out.ownWorker = (await own.inspect(file)).report.bundles.flatMap((b) => b.entries.map((e) => e.id));
+  own.terminate();`;
 
 const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
 
@@ -126,7 +133,9 @@ describe.skipIf(CHROMIUM === undefined)("bundling offload-kit for browsers", () 
     mkdirSync(join(app, "node_modules"), { recursive: true });
     // The package as npm would install it (a link to this checkout: its package.json "exports", its dist/).
     symlinkSync(ROOT, join(app, "node_modules", "offload-kit"), "dir");
-    writeFileSync(join(app, "main.js"), APP);
+    const ownWorker = name === "vite" || name === "webpack";
+    writeFileSync(join(app, "main.js"), APP.replace("/*OWN_WORKER*/", ownWorker ? OWN_WORKER : ""));
+    writeFileSync(join(app, "my-worker.js"), 'import "offload-kit/browser-worker";\n');
     mkdirSync(out, { recursive: true });
     await BUILDS[name]!(app, out);
     const { server, url } = await serveFolder(out);
@@ -145,6 +154,7 @@ describe.skipIf(CHROMIUM === undefined)("bundling offload-kit for browsers", () 
         ids: expectedIds,
         engine: "wasm",
         brokenWorker: "WORKER_FAILED",
+        ...(ownWorker ? { ownWorker: expectedIds } : {}),
         worker: { path: "app.ccob", engine: "wasm", ids: expectedIds, problems: 0, progress: true },
       });
       expect(errors).toEqual([]);
