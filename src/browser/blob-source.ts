@@ -68,9 +68,13 @@ export class BlobSource implements ByteSource {
   /** Where the last large read started and ended: a large read from within it continues a sequential walk. */
   private lastLarge = { start: -1, end: -1 };
 
-  constructor(readonly blob: Blob) {
+  private readonly onRead: ((end: number) => void) | undefined;
+
+  /** `onRead` hears where each read of the file ended (for progress). */
+  constructor(readonly blob: Blob, options: { onRead?: (end: number) => void } = {}) {
     this.size = blob.size;
     this.reader = syncReader();
+    this.onRead = options.onRead;
   }
 
   /** Whether `read()` works here (a worker), or only `readAsync()` does (a main thread). */
@@ -85,10 +89,11 @@ export class BlobSource implements ByteSource {
     return Math.max(0, Math.min(dest.length, this.size - position));
   }
 
-  private counted(bytes: ArrayBuffer, started: number): Uint8Array {
+  private counted(bytes: ArrayBuffer, started: number, position: number): Uint8Array {
     this.readMilliseconds += performance.now() - started;
     this.bytesRead += bytes.byteLength;
     this.reads++;
+    this.onRead?.(position + bytes.byteLength);
     return new Uint8Array(bytes);
   }
 
@@ -96,7 +101,7 @@ export class BlobSource implements ByteSource {
   private readSync(reader: SyncBlobReader, start: number, end: number): Uint8Array {
     const started = performance.now();
     try {
-      return this.counted(reader.readAsArrayBuffer(this.blob.slice(start, end)), started);
+      return this.counted(reader.readAsArrayBuffer(this.blob.slice(start, end)), started, start);
     } catch (e) {
       throw readFailed(e, start);
     }
@@ -144,7 +149,7 @@ export class BlobSource implements ByteSource {
     const started = performance.now();
     let bytes: Uint8Array;
     try {
-      bytes = this.counted(await this.blob.slice(position, position + n).arrayBuffer(), started);
+      bytes = this.counted(await this.blob.slice(position, position + n).arrayBuffer(), started, position);
     } catch (e) {
       throw readFailed(e, position);
     }

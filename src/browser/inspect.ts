@@ -38,7 +38,7 @@ export interface BrowserReadOptions {
 export interface InspectProgress {
   readonly bundles: number;
   readonly images: number;
-  /** Where in the file the last find was. */
+  /** How far into the file it has got (the last find, or the end of the last read in a Worker). */
   readonly offset: number;
 }
 

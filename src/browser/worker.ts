@@ -42,21 +42,25 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
   const { id } = request;
   try {
     const loaded = await codecs();
-    const source = new BlobSource(request.file);
     if (request.op === "extract") {
-      const bytes = readEntry(source, request.ref, { codecs: loaded.codecs });
+      const bytes = readEntry(new BlobSource(request.file), request.ref, { codecs: loaded.codecs });
       scope.postMessage({ id, op: "extracted", bytes }, [bytes.buffer as ArrayBuffer]);
       return;
     }
     const started = performance.now();
+    // Progress is what was found and how far into the file reading has gone (a file searched whole finds
+    // nothing for seconds, but its reads move on).
+    let progress: InspectProgress = { bundles: 0, images: 0, offset: 0 };
     let last = -Infinity;
-    const onProgress = (progress: InspectProgress) => {
+    const report = (next: InspectProgress) => {
+      progress = { ...next, offset: Math.max(progress.offset, next.offset) };
       const now = performance.now();
       if (now - last < PROGRESS_INTERVAL_MS) return;
       last = now;
       scope.postMessage({ id, op: "progress", progress });
     };
-    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress });
+    const source = new BlobSource(request.file, { onRead: (end) => report({ ...progress, offset: end }) });
+    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: report });
     scope.postMessage({
       id,
       op: "inspected",

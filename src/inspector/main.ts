@@ -214,7 +214,7 @@ async function inspectFile(file: File): Promise<void> {
   try {
     const result = await worker.inspect(file, {
       onProgress: (p) => {
-        status.textContent = `Reading… ${p.bundles} bundle${p.bundles === 1 ? "" : "s"}${p.images > 0 ? `, ${p.images} images` : ""} so far (at ${formatBytes(p.offset)})`;
+        status.textContent = `Reading… at ${formatBytes(p.offset)} of ${formatBytes(file.size)}: ${p.bundles} bundle${p.bundles === 1 ? "" : "s"}${p.images > 0 ? `, ${p.images} images` : ""} so far`;
       },
     });
     renderResult(file, section, result);

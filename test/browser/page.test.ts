@@ -6,7 +6,7 @@
 // problem with its offset, and the errors of files that cannot be read. Then the GPU picker against
 // `offload-kit check`, a download, and the page's own safety (only its files are served).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -210,6 +210,32 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => 
     expect(shown.name).toBe("dropped.ccob");
     expect(shown.bundles.map((b) => b.entries.map((e) => e[1]))).toEqual(want.bundles.map((b: any) => b.entries.map((e: any) => e.id)));
     expect(want.bundles.length).toBeGreaterThan(1);
+  });
+
+  it("reports progress while it searches a large file whole", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "offload-kit-page-"));
+    const file = join(dir, "large.bin");
+    // 160 MiB with nothing to hop between (sparse: no disk), then one bundle.
+    writeFileSync(file, "");
+    truncateSync(file, 160 * 1024 * 1024);
+    appendFileSync(file, readFileSync(join(ROOT, "test/fixtures/bundler/host-gfx906.19.bc")));
+    try {
+      await page.reload();
+      await page.evaluate(() => {
+        const seen: string[] = ((window as unknown as { statusTexts: string[] }).statusTexts = []);
+        new MutationObserver(() => {
+          const text = document.querySelector(".status")?.textContent;
+          if (text) seen.push(text);
+        }).observe(document.getElementById("files")!, { subtree: true, childList: true, characterData: true });
+      });
+      await page.setInputFiles("#file-input", file);
+      await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 60_000 });
+      const texts = await page.evaluate(() => (window as unknown as { statusTexts: string[] }).statusTexts);
+      expect(texts.some((t) => /^Reading… at [\d.]+ MB of 167\.8 MB: 0 bundles so far$/.test(t)), texts.join("\n")).toBe(true);
+      expect(texts.at(-1)).toMatch(/^1 bundle, 2 entries in 167\.8 MB \(other\); read 167\.8 MB/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("shows why an entry cannot be read when the file changed after it was chosen", async () => {
