@@ -6,11 +6,11 @@
  * over ByteSource. Rather than fork each into an async copy, the reading runs in a dedicated Worker,
  * where `FileReaderSync` reads a Blob slice synchronously: `read()` below. The worker entry
  * (src/browser/worker.ts) does that; the page's main thread never blocks. Elsewhere (a main thread)
- * `read()` refuses and `readAsync()` (`slice().arrayBuffer()`) serves small reads and downloads.
+ * `read()` refuses and `readAsync()` (`slice().arrayBuffer()`) serves the reads a caller makes itself.
  *
  * Measured in headless Chromium 156 on this machine (bench/browser.mjs, one read at 200 random offsets of a
- * 1.3 GB file): FileReaderSync takes ~1.7 ms for 4 KiB, ~1.2 ms for 64 KiB and ~9 ms for 1 MiB, against
- * ~0.85 / 0.9 / 3.9 ms for an awaited slice().arrayBuffer(). Synchronous reads cost about twice as much,
+ * 1.3 GB file, three runs): FileReaderSync takes 1.0–1.7 ms for 4–64 KiB and 3.5–9 ms for 1 MiB, against
+ * 0.85–1.0 ms and 2.6–3.9 ms for an awaited slice().arrayBuffer(). Synchronous reads cost more,
  * but they let every reader run unchanged, and the locator needs few: with the block cache below,
  * listing the 111 bundles of librocsparse0 takes 114 reads (~2.3 MB, ~200 ms of reading); a region
  * searched window by window is read ahead 8 MiB at a time (READ_AHEAD). FileReaderSync
