@@ -79,7 +79,7 @@ function bundleView(file: File, bundle: BundleJson): HTMLElement[] {
   const where = [bundle.section !== undefined ? `section ${bundle.section}` : "", bundle.member !== undefined ? `member ${bundle.member}` : ""].filter(Boolean).join(" of ");
   const head = element("div", { className: "bundle-head", dataset: { bundle: bundle.index } },
     `Bundle ${bundle.index}: ${bundle.format === "object" ? "fat object" : `${bundle.format} bundle`} `,
-    element("span", { className: "mono" }, `at ${hex(bundle.offset)}, ${formatCount(bundle.size)} bytes${bundle.align !== undefined ? `, align ${bundle.align}` : ""}, ${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}${where !== "" ? `, in ${where}` : ""}`),
+    element("span", { className: "mono" }, `at ${hex(bundle.offset)}, ${formatCount(bundle.size)} bytes${bundle.align !== undefined ? `, align ${bundle.align}` : ""}, ${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}${where !== "" ? `, in ${where}` : ""}${c !== undefined ? "; offsets in its decompressed bytes" : ""}`),
   );
   if (c !== undefined) {
     head.append(element("span", { className: "tag compressed", title: `stored hash ${c.storedHash}${c.recalculatedHash !== undefined ? `, contents hash ${c.recalculatedHash}` : ""}` },
