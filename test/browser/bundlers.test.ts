@@ -39,7 +39,7 @@ window.offloadKitApp = async (ccob) => {
   const file = new File([new Uint8Array(ccob)], "app.ccob");
   const progress = [];
   const result = await worker.inspect(file, { onProgress: (p) => progress.push(p) });
-  out.worker = { path: result.report.path, engine: result.engine, ids: result.report.bundles.flatMap((b) => b.entries.map((e) => e.id)), problems: result.report.problems.length, progress: progress.length > 0 && progress.every((p) => p.bundles >= 1) };
+  out.worker = { path: result.report.path, engine: result.engine, ids: result.report.bundles.flatMap((b) => b.entries.map((e) => e.id)), problems: result.report.problems.length, progress: progress.length > 0 && progress.every((p) => p.offset > 0 && p.offset <= file.size) };
   worker.terminate();
   /*OWN_WORKER*/
   const broken = new OffloadKitWorker({ url: new URL("missing-worker.js", location.href) });
