@@ -1,7 +1,8 @@
 /**
  * Compression in Node: node:zlib (zlib itself, as LLVM links it), node:crypto's MD5 (OpenSSL, the
  * fastest MD5 measured here: 706 MiB/s against 517 for hash-wasm, 502 for js-md5, 238 for spark-md5,
- * 82 for @noble/hashes; bench/ccob.mjs) and the libzstd WebAssembly build. Node 20's zlib has no zstd.
+ * 82 for @noble/hashes; bench/ccob.mjs) and libzstd: node:zlib's where it has one (Node 22.15 and later,
+ * src/node/zstd-native.ts), else the WebAssembly build (Node 20).
  *
  * Every reader above is synchronous (openDecompressed is called from synchronous code, once per
  * archive member too), but libzstd loads asynchronously, and loading it costs ~15 ms that a run without
@@ -15,9 +16,11 @@ import { CodecError, ZLIB_ERRORS } from "../compress/codecs.js";
 import type { Codecs } from "../compress/codecs.js";
 import { loadZstd, zstdCompress, zstdDecompressFrame, zstdLoaded } from "../compress/zstd-wasm.js";
 import { runOnWorker } from "./compress-pool.js";
+import { nativeZstdCompress, nativeZstdDecompressFrame, useNativeZstd } from "./zstd-native.js";
+import type { ZstdBackend } from "./zstd-native.js";
 
 // A TypeScript runner (the tests) cannot start the helper worker: load libzstd up front there.
-if (import.meta.url.endsWith(".ts")) await loadZstd();
+if (import.meta.url.endsWith(".ts") && !useNativeZstd()) await loadZstd();
 
 function asBytes(buffer: Buffer): Uint8Array {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
@@ -38,14 +41,23 @@ function onWorker(op: "compress" | "decompress", bytes: Uint8Array, arg: number)
   return result;
 }
 
-export const nodeCodecs: Codecs = {
-  name: "node",
-  zstdCompress(bytes, level) {
-    return zstdLoaded() ? zstdCompress(bytes, level) : onWorker("compress", bytes, level);
-  },
-  zstdDecompressFrame(frame, capacity) {
-    return zstdLoaded() ? zstdDecompressFrame(frame, capacity) : onWorker("decompress", frame, capacity);
-  },
+/** The Node codecs with libzstd from `native()` ? node:zlib : the WebAssembly build. */
+function codecsOn(native: () => boolean, name: string): Codecs {
+  return {
+    name,
+    zstdCompress(bytes, level) {
+      if (native()) return nativeZstdCompress(bytes, level);
+      return zstdLoaded() ? zstdCompress(bytes, level) : onWorker("compress", bytes, level);
+    },
+    zstdDecompressFrame(frame, capacity) {
+      if (native()) return nativeZstdDecompressFrame(frame, capacity);
+      return zstdLoaded() ? zstdDecompressFrame(frame, capacity) : onWorker("decompress", frame, capacity);
+    },
+    ...common,
+  };
+}
+
+const common: Omit<Codecs, "name" | "zstdCompress" | "zstdDecompressFrame"> = {
   zlibCompress(bytes, level) {
     return asBytes(deflateSync(bytes, { level }));
   },
@@ -70,8 +82,16 @@ export const nodeCodecs: Codecs = {
   },
 };
 
-/** nodeCodecs with libzstd loaded in this thread (no helper worker needed afterwards). */
+/** libzstd from node:zlib where this Node has it (zstdBackend()), else the WebAssembly build. */
+export const nodeCodecs: Codecs = codecsOn(useNativeZstd, "node");
+
+/** The same with libzstd pinned to one side, whatever zstdBackend() says (tests compare the two). */
+export function nodeCodecsUsing(backend: ZstdBackend): Codecs {
+  return codecsOn(() => backend === "native", `node (${backend} zstd)`);
+}
+
+/** nodeCodecs with libzstd ready in this thread (node:zlib's needs no loading; no helper worker needed afterwards). */
 export async function loadNodeCodecs(): Promise<Codecs> {
-  await loadZstd();
+  if (!useNativeZstd()) await loadZstd();
   return nodeCodecs;
 }

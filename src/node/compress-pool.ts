@@ -3,14 +3,15 @@
  * without making the bundler asynchronous: tasks go out on a MessagePort, each worker bumps a shared
  * counter when it answers, and the caller blocks on that counter (Atomics.wait) and collects answers
  * with receiveMessageOnPort. Frames come back in any order and are handed on in submission order.
- * libzstd here is single-threaded WebAssembly; LLVM compresses on one thread, so two cores give us
- * the margin over the native tool (bench/ccob.mjs).
+ * libzstd here is node:zlib's (Node 22.15 and later) or the single-threaded WebAssembly build; LLVM
+ * compresses on one thread, so two cores give us the margin over the native tool (bench/ccob.mjs).
  */
 import { availableParallelism } from "node:os";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { CodecError } from "../compress/codecs.js";
 import { zstdCompress, zstdDecompressFrame } from "../compress/zstd-wasm.js";
+import { nativeZstdCompress, nativeZstdDecompressFrame, useNativeZstd } from "./zstd-native.js";
 
 /** What a worker does with a chunk: compress it into one frame at a level, or decode one frame into at most `arg` bytes. */
 export type FrameOp = "compress" | "decompress";
@@ -34,9 +35,12 @@ export interface FrameTask {
   readonly arg: number;
 }
 
-/** One frame of work, in this thread. */
+/** One frame of work, in this thread; the result owns its whole buffer, so it can be transferred. */
 export function runFrameTask(op: FrameOp, chunk: Uint8Array, arg: number): Uint8Array {
-  return op === "compress" ? zstdCompress(chunk, arg) : zstdDecompressFrame(chunk, arg);
+  if (!useNativeZstd()) return op === "compress" ? zstdCompress(chunk, arg) : zstdDecompressFrame(chunk, arg);
+  const out = op === "compress" ? nativeZstdCompress(chunk, arg) : nativeZstdDecompressFrame(chunk, arg);
+  // node:zlib's small outputs can be slices of a shared pool, which must not be transferred.
+  return out.byteOffset === 0 && out.byteLength === out.buffer.byteLength ? out : out.slice();
 }
 
 export type FrameReply = { readonly seq: number; readonly frame: Uint8Array } | { readonly seq: number; readonly error: string };

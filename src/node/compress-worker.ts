@@ -4,11 +4,12 @@ import type { MessagePort } from "node:worker_threads";
 import { CodecError } from "../compress/codecs.js";
 import { loadZstd } from "../compress/zstd-wasm.js";
 import { runFrameTask } from "./compress-pool.js";
+import { useNativeZstd } from "./zstd-native.js";
 import type { FrameReply, FrameTask } from "./compress-pool.js";
 
 const { port, signal } = workerData as { port: MessagePort; signal: Int32Array };
 
-await loadZstd();
+if (!useNativeZstd()) await loadZstd();
 
 port.on("message", (task: FrameTask) => {
   let reply: FrameReply;

@@ -18,13 +18,19 @@ import type { Codecs } from "../../src/compress/codecs.js";
 import { walkZstdFrames } from "../../src/compress/zstd-frames.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import { CompressionMethod, parseCcobHeader, walkCcobs } from "../../src/formats/ccob.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
+import { nodeCodecs, nodeCodecsUsing } from "../../src/node/codecs.js";
+import { platformHasZstd } from "../../src/node/zstd-native.js";
+import { loadZstd } from "../../src/compress/zstd-wasm.js";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/ccob/${name}`, import.meta.url)));
 const text = (name: string) => readFileSync(new URL(`../fixtures/ccob/${name}`, import.meta.url), "utf8");
 const plain = fixture("host-gfx906.bc");
+// Node's libzstd is node:zlib's from Node 22.15 on and the WebAssembly build before: both are run
+// wherever they exist (CI runs the suite on Node 20 and 24).
 const codecSets: [string, () => Promise<Codecs>][] = [
   ["node", async () => nodeCodecs],
+  ["node, WebAssembly libzstd", async () => (await loadZstd(), nodeCodecsUsing("wasm"))],
+  ...(platformHasZstd() ? [["node, node:zlib libzstd", async () => nodeCodecsUsing("native")] as [string, () => Promise<Codecs>]] : []),
   ["browser", loadBrowserCodecs],
 ];
 
