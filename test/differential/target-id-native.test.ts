@@ -7,7 +7,8 @@
  *   candidate name, read the stored IDs back with `-list`, and compare with `normaliseBundleId`;
  * - stored IDs for assorted `-targets` strings (triples with 3–5 fields, odd arch spellings, features);
  * - "invalid target" / 22 format messages and exit codes, one call per target;
- * - "Cannot bundle inputs with conflicting targets" verdicts for many target-ID sets, malformed IDs included;
+ * - "Cannot bundle inputs with conflicting targets" verdicts for many target-ID sets (well-formed IDs only: with a
+ *   malformed one the native check reads an empty optional, and its verdict or crash varies between builds);
  * - code-object compatibility observed through unbundling (19/22 per file, 14 through an archive): bundle entry A,
  *   request target B, see whether B's output received A's payload;
  * - the xnack/sramecc columns of the processor table, through hip→hipv4 matching (never an exact match, so the
@@ -37,6 +38,7 @@ import {
   normaliseBundleId,
   parseOffloadTarget,
   parseTargetId,
+  parseTargetIdFormat,
   resolveAmdgcnProcessor,
   type LlvmVersion,
 } from "../../src/target-id/index.js";
@@ -54,6 +56,11 @@ function onPath(command: string): boolean {
 
 const available = Object.fromEntries(VERSIONS.map((version) => [version, onPath(binary(version))])) as Record<LlvmVersion, boolean>;
 const hasAr = onPath("ar");
+
+/** An ID the target-ID parser refuses: for these LLVM's conflict check reads an empty optional (undefined behaviour). */
+function hasMalformedTargetId(target: string, version: LlvmVersion): boolean {
+  return !parseTargetIdFormat(parseOffloadTarget(target, version).targetId).ok;
+}
 
 const workDir = mkdtempSync(join(tmpdir(), "target-id-native-"));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -401,11 +408,13 @@ describe.each(VERSIONS)("clang-offload-bundler-%i", (version) => {
     });
 
     it.skipIf(version === 14)("reports the same conflicting target IDs", async () => {
-      // One set per run: with malformed IDs the 19 build reads stale stack data, which other groups can change.
+      // One set per run. Sets with a malformed ID are left out: there LLVM dereferences an empty optional, so the
+      // verdict (or a crash) depends on stack contents that differ between builds and environments.
       const sets = [
         ...CONFLICT_SETS.map((ids) => ids.map((id) => `hip-amdgcn-amd-amdhsa--${id}`)),
         ...CONFLICT_TARGET_SETS,
-      ];
+      ].filter((targets) => targets.every((target) => !hasMalformedTargetId(target, version)));
+      expect(sets.length).toBeGreaterThanOrEqual(15);
       const payload = writeTemp("x");
       const results = await Promise.all(sets.map((targets) =>
         run(binary(version), ["-type=i", `-targets=${targets.join(",")}`,
@@ -435,7 +444,12 @@ describe.each(VERSIONS)("clang-offload-bundler-%i", (version) => {
         }
         return bundle;
       };
-      const results = await Promise.all(COMPAT_CASES.map(async (testCase) => {
+      // Cases naming a malformed ID are left out: bundling or unbundling runs the conflict check over it, which
+      // reads an empty optional (a crash on 19.1.7-3~deb12u1 and 22.1.8-1~deb12u1, a verdict on other builds).
+      const cases = COMPAT_CASES.filter((testCase) =>
+        !hasMalformedTargetId(testCase.entry, version) && !hasMalformedTargetId(testCase.request, version));
+      expect(cases.length).toBeGreaterThan(30);
+      const results = await Promise.all(cases.map(async (testCase) => {
         const payload = `PAYLOAD ${testCase.entry}`;
         const bundle = await bundleFor(testCase.entry);
         const output = tempPath(".out");
@@ -445,7 +459,7 @@ describe.each(VERSIONS)("clang-offload-bundler-%i", (version) => {
         expect(unbundled.code, unbundled.stderr).toBe(0);
         return existsSync(output) && readFileSync(output, "utf8") === payload;
       }));
-      COMPAT_CASES.forEach((testCase, index) => {
+      cases.forEach((testCase, index) => {
         const entry = parseOffloadTarget(normaliseBundleId(testCase.entry, version), version);
         const request = parseOffloadTarget(normaliseBundleId(testCase.request, version), version);
         const expected = isCodeObjectCompatible(entry, request, { hipOpenmpCompatible: testCase.hipOpenmpCompatible ?? false });
