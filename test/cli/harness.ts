@@ -1,5 +1,22 @@
 /** Running our CLIs in-process with captured output, for fast CLI tests. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
 import type { CliIO } from "../../src/cli/io.js";
+
+const scratch: string[] = [];
+// Registered when a test file imports this module, so each file removes the folders it made.
+afterAll(() => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh folder under the system temp folder, removed after the test file's tests. */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
 
 export interface CliRun {
   code: number;

@@ -2,8 +2,7 @@
 // tools extracted from them (test/fixtures/hosts/expected.tsv), a differential run against
 // clang-offload-bundler-19 on bundles it writes at test time, names, filters and failures.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
@@ -12,7 +11,7 @@ import { extractFile } from "../../src/node/extract.js";
 import { ENGINE_KINDS, makeEngine, randomBytes, rng } from "../engines.js";
 import { buildElf64, fatbin } from "../inspect/elf-builder.js";
 import { hasNative, runNative } from "../native.js";
-import { runInDir } from "./harness.js";
+import { runInDir, scratchDir } from "./harness.js";
 
 const HOSTS = new URL("../fixtures/hosts/", import.meta.url).pathname;
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -24,7 +23,7 @@ const HOST = "host-x86_64-unknown-linux-gnu";
 const HOST_ID = "host-x86_64-unknown-linux-gnu-";
 
 function workdir(): string {
-  return mkdtempSync(join(tmpdir(), "offload-kit-extract-"));
+  return scratchDir("offload-kit-extract-");
 }
 
 const kit = (dir: string, ...args: string[]) => runInDir(dir, (io) => runOffloadKit("offload-kit", args, io));

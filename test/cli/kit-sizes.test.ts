@@ -1,10 +1,9 @@
 // offload-kit sizes: tables by target, processor and bundle, JSON, files without device code, errors.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
-import { runInDir } from "./harness.js";
+import { runInDir, scratchDir } from "./harness.js";
 
 const HOSTS = new URL("../fixtures/hosts/", import.meta.url).pathname;
 const kit = (...args: string[]) => runInDir(HOSTS, (io) => runOffloadKit("offload-kit", args, io));
@@ -53,7 +52,7 @@ describe("offload-kit sizes", () => {
   });
 
   it("says when a file has no device code, and fails only on what it cannot read", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "offload-kit-sizes-"));
+    const dir = scratchDir("offload-kit-sizes-");
     writeFileSync(join(dir, "plain"), "nothing");
     const run = await runInDir(dir, (io) => runOffloadKit("offload-kit", ["sizes", "plain", "missing"], io));
     expect(run.code).toBe(1);

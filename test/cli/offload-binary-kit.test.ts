@@ -1,20 +1,19 @@
 // offload-kit on offload binaries: `ls` (table, --json, --objdump) and `extract`, in process, on the golden
 // files of test/fixtures/offload-binary/ (so no native tool is needed).
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { runPackager } from "../../src/cli/offload-packager.js";
 import { writeOffloadBinaryMulti } from "../../src/formats/offload-binary.js";
 import { nodeCodecs } from "../../src/node/codecs.js";
-import { runInDir } from "./harness.js";
+import { runInDir, scratchDir } from "./harness.js";
 
 const fixtures = new URL("../fixtures/offload-binary/", import.meta.url).pathname;
 
 function workdir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "offload-kit-ob-"));
+  const dir = scratchDir("offload-kit-ob-");
   for (const name of ["multi.19.bin", "multi.22.bin", "embedded.19.o", "multi.19.objdump.txt", "embedded.19.objdump.txt"]) {
     copyFileSync(join(fixtures, name), join(dir, name));
   }

@@ -1,11 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { writeBinaryBundle, writeTextBundle } from "../../src/index.js";
-import { runInDir } from "./harness.js";
+import { runInDir, scratchDir } from "./harness.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const HOST = "host-x86_64-unknown-linux-gnu-";
@@ -13,7 +12,7 @@ const G906 = "hip-amdgcn-amd-amdhsa--gfx906";
 const G90A = "hip-amdgcn-amd-amdhsa--gfx90a:xnack-";
 
 function workdir(): string {
-  return mkdtempSync(join(tmpdir(), "offload-kit-cli-"));
+  return scratchDir("offload-kit-cli-");
 }
 
 const kit = (dir: string, ...args: string[]) => runInDir(dir, (io) => runOffloadKit("offload-kit", args, io));
