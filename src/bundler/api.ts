@@ -21,6 +21,8 @@ import { writeBinaryBundle } from "../formats/bundle.js";
 import { writeTextBundle } from "../formats/text-bundle.js";
 import type { BundlerOptions } from "./options.js";
 import { validateBundlerOptions } from "./options.js";
+import { bytesSource } from "../engine/source.js";
+import { bundleObject, hostObject, isObjectHostEntry, noHostForObject, objectBundleEntries } from "./object-bundle.js";
 import { fileTypeOrThrow, readBundleIndex } from "./read.js";
 import { planUnbundle } from "./unbundle-plan.js";
 
@@ -40,7 +42,7 @@ function validated(options: BundlerOptions) {
   return validation.job;
 }
 
-/** Bundles in memory; byte-identical to `clang-offload-bundler` 19 for binary and text types. */
+/** Bundles in memory; byte-identical to `clang-offload-bundler` 19 (binary, text, and ELF fat objects for -type=o). */
 export function bundle(request: BundleRequest): Uint8Array {
   const job = validated({
     type: request.type,
@@ -50,6 +52,11 @@ export function bundle(request: BundleRequest): Uint8Array {
     bundleAlign: request.bundleAlign,
   });
   const info = fileTypeOrThrow(job.type);
+  // An ELF host object (-type=o) keeps the bundle in sections, as clang-offload-bundler's llvm-objcopy run does.
+  if (info.object && objectBundleEntries(bytesSource(request.inputs[job.allowNoHost ? 0 : Math.max(job.hostInputIndex, 0)])) !== undefined) {
+    if (job.hostInputIndex < 0) throw noHostForObject();
+    return bundleObject(request.inputs[job.hostInputIndex], job.targets, job.hostInputIndex, (i) => request.inputs[i]);
+  }
   const entries = job.targets.map((id, i) => ({ id, data: request.inputs[i] }));
   return info.comment !== undefined ? writeTextBundle(info.comment, entries) : writeBinaryBundle(entries, job.bundleAlign);
 }
@@ -85,7 +92,8 @@ export function unbundle(input: Uint8Array, request: UnbundleRequest): Uint8Arra
   const outputs: Uint8Array[] = job.targets.map(() => new Uint8Array(0));
   for (const write of planUnbundle(index.visitOrder, job)) {
     const content = write.content;
-    if (content.kind === "entry") outputs[write.target] = input.subarray(content.entry.offset, content.entry.offset + content.entry.size);
+    if (content.kind === "entry" && index.handler === "object" && isObjectHostEntry(bytesSource(input), content.entry)) outputs[write.target] = hostObject(input);
+    else if (content.kind === "entry") outputs[write.target] = input.subarray(content.entry.offset, content.entry.offset + content.entry.size);
     else if (content.kind === "whole-input") outputs[write.target] = input;
   }
   return outputs;

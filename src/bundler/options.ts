@@ -43,6 +43,8 @@ export interface BundlerJob {
   readonly bundleAlign: number;
   readonly checkInputArchive: boolean;
   readonly hipOpenmpCompatible: boolean;
+  /** -###: print the llvm-objcopy command lines (object-file inputs) instead of running them. */
+  readonly printExternalCommands?: boolean;
   /** Index of the host target, or -1. */
   readonly hostInputIndex: number;
   /** Every target is hip/hipv4, so no host entry is needed. */
@@ -90,6 +92,7 @@ export function validateBundlerOptions(options: BundlerOptions): Validation {
     bundleAlign: options.bundleAlign ?? 1,
     checkInputArchive: options.checkInputArchive ?? false,
     hipOpenmpCompatible: options.hipOpenmpCompatible ?? false,
+    printExternalCommands: options.printExternalCommands ?? false,
     compress: options.compress,
     compressionLevel: options.compressionLevel,
     verbose: options.verbose,

@@ -6,16 +6,16 @@
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { engine as defaultEngine } from "../engine/select.js";
-import { bytesSource, readExact } from "../engine/source.js";
+import { bytesSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { Window } from "../engine/window.js";
 import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
 import type { BinaryBundle, BundleProblem } from "../formats/bundle.js";
 import { fileTypeInfo, invalidFileTypeMessage } from "../formats/file-types.js";
 import type { FileTypeInfo } from "../formats/file-types.js";
-import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js";
 import { readTextBundle } from "../formats/text-bundle.js";
 import { StringMapModel } from "../llvm/string-map.js";
+import { objectBundleEntries } from "./object-bundle.js";
 
 export interface IndexedEntry {
   /** Bundle entry ID (byte string). */
@@ -26,7 +26,8 @@ export interface IndexedEntry {
 }
 
 export interface BundleIndex {
-  readonly handler: "binary" | "text";
+  /** "object": entries in ELF sections (./object-bundle.ts), in section order. */
+  readonly handler: "binary" | "text" | "object";
   /** File order; for binary bundles one entry per distinct ID (first position, last value, as LLVM). */
   readonly entries: readonly IndexedEntry[];
   /** The order clang-offload-bundler 19 visits entries in when unbundling and listing. */
@@ -40,18 +41,6 @@ export function fileTypeOrThrow(type: string): FileTypeInfo {
   const info = fileTypeInfo(type);
   if (info === undefined) throw new OffloadKitError("INVALID_FILE_TYPE", invalidFileTypeMessage(type));
   return info;
-}
-
-/** Throws for inputs whose handler is not implemented here (bundles carried in object-file sections). */
-export function refuseObjectInput(info: FileTypeInfo, source: ByteSource): void {
-  if (!info.object) return;
-  const format = identifyObjectFile(readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE)));
-  if (format !== undefined) {
-    throw new OffloadKitError(
-      "UNSUPPORTED_OBJECT",
-      `bundles stored in ${format.toUpperCase()} object-file sections (-type=${info.type} with an object input) are not supported yet`,
-    );
-  }
 }
 
 const orderCache = new Map<string, number[]>();
@@ -82,7 +71,10 @@ export function readBundleIndex(input: ByteSource | Uint8Array, type: string, en
     const entries = text.entries.map(({ id, offset, size }) => ({ id, offset, size }));
     return { handler: "text", entries, visitOrder: entries };
   }
-  refuseObjectInput(info, source);
+  if (info.object) {
+    const entries = objectBundleEntries(source);
+    if (entries !== undefined) return { handler: "object", entries, visitOrder: entries };
+  }
   const read = readBinaryBundle(source, { window });
   if (read.kind === "none") return { handler: "binary", entries: [], visitOrder: [], problem: read.problem };
   const entries = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id, offset, size }));

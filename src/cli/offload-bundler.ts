@@ -73,8 +73,10 @@ export function runBundler(argv0: string, args: readonly string[], io: CliIO): n
       return 0;
     }
     if (job.mode === "bundle") {
-      bundleFiles(job, undefined, { compression: { version: config.version, method: CompressionMethod.Zstd, level: config.level }, verbose });
-    } else unbundleFile(job, undefined, { verbose }, { warn: (text) => io.stderr(text), env: io.env });
+      bundleFiles(job, undefined, {
+        compression: { version: config.version, method: CompressionMethod.Zstd, level: config.level }, verbose, commands: (text) => io.stderr(text),
+      });
+    } else unbundleFile(job, undefined, { verbose }, { warn: (text) => io.stderr(text), env: io.env, commands: (text) => io.stderr(text) });
     return 0;
   });
   // LLVM prints its timer group at exit, when a -verbose timer ran (even after an error).

@@ -14,8 +14,9 @@
  * it is absolute), as `Archive::Child::getBuffer` does; each read opens and closes it, so a thousand
  * members do not hold a thousand descriptors.
  *
- * Not followed (errors instead): host entries of fat-object members (LLVM runs llvm-objcopy on them),
- * members that are non-ELF object files.
+ * Fat-object members (ELF objects with bundle sections) give their sections as entries; a host entry becomes the
+ * member without its bundle sections (LLVM runs llvm-objcopy; src/objcopy makes the same bytes in memory).
+ * Not followed (errors instead): members that are non-ELF object files.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Engine } from "../engine/engine.js";
@@ -27,8 +28,6 @@ import { claimWindow } from "../engine/window.js";
 import { layoutArchive, readArchive } from "../formats/archive.js";
 import type { ArchiveLayout, ArchiveMember, NewArchiveMember, PackedSymbols } from "../formats/archive.js";
 import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
-import { listElfBundleEntries, openElf } from "../formats/elf.js";
-import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js";
 import { archiveMemberSymbols } from "../formats/symbols.js";
 import type { MemberSymbols } from "../formats/symbols.js";
 import { checkArchiveMemberConflicts, planArchiveUnbundle } from "../bundler/archive.js";
@@ -36,6 +35,7 @@ import type { ArchiveBundleMember, DeviceArchiveMember } from "../bundler/archiv
 import type { BundlerJob } from "../bundler/options.js";
 import type { IndexedEntry } from "../bundler/read.js";
 import { nativeVisitOrder } from "../bundler/read.js";
+import { hostObject, isObjectHostEntry, objectBundleEntries } from "../bundler/object-bundle.js";
 import { copyRange } from "./copy.js";
 import { openDecompressed } from "./decompress.js";
 import type { DecompressOptions, DecompressedInput } from "./decompress.js";
@@ -104,22 +104,8 @@ function decompressMember(source: ByteSource, options: DecompressOptions): Decom
  * order they are stored in.
  */
 export function memberBundleEntries(source: ByteSource, engine: Engine, fallback?: Engine): { entries: IndexedEntry[]; fileOrder: IndexedEntry[]; object: boolean } {
-  const head = readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE));
-  const format = identifyObjectFile(head);
-  if (format === "elf") {
-    let elf;
-    try {
-      elf = openElf(source);
-    } catch {
-      elf = undefined; // createBinary failed: the binary handler takes it.
-    }
-    if (elf !== undefined) {
-      const entries = listElfBundleEntries(elf);
-      return { entries, fileOrder: entries, object: true };
-    }
-  } else if (format !== undefined) {
-    throw new OffloadKitError("UNSUPPORTED_OBJECT", `bundles stored in ${format.toUpperCase()} object-file sections are not supported yet`);
-  }
+  const objectEntries = objectBundleEntries(source);
+  if (objectEntries !== undefined) return { entries: objectEntries, fileOrder: objectEntries, object: true };
   let read;
   try {
     read = readBinaryBundle(source, { engine });
@@ -189,9 +175,7 @@ function openMember(
   const { entries, object } = memberBundleEntries(input.source, engine, fallback);
   const objectHostEntries = new Set<number>();
   if (object) {
-    for (const entry of entries) {
-      if (entry.size === 1 && readExact(input.source, entry.offset, 1)[0] === 0) objectHostEntries.add(entry.offset);
-    }
+    for (const entry of entries) if (isObjectHostEntry(input.source, entry)) objectHostEntries.add(entry.offset);
   }
   return { name: member.name, entries, source: input.source, objectHostEntries };
 }
@@ -244,13 +228,33 @@ export function unbundleArchive(
     const opened: DecompressedInput[] = [];
     try {
       const members = archive.members.map((m) => openMember(file, path, m, meta, engine, decompress, opened));
+      // Where each output member's bytes are: the entry's range in its member, or for a fat object's host entry
+      // the member without its bundle sections, made once per member.
+      const hostObjects = new Map<number, Uint8Array>();
+      const payloadOf = (device: DeviceArchiveMember): { source: ByteSource; entry: IndexedEntry } => {
+        const member = members[device.member];
+        if (!member.objectHostEntries.has(device.entry.offset)) return { source: member.source, entry: device.entry };
+        let host = hostObjects.get(device.member);
+        if (host === undefined) {
+          try {
+            host = hostObject(readExact(member.source, 0, member.source.size));
+          } catch (e) {
+            if (isOffloadKitError(e)) throw new OffloadKitError(e.code, `'${member.name}': ${e.message}`, { offset: e.offset, field: e.field, cause: e });
+            throw e;
+          }
+          hostObjects.set(device.member, host);
+        }
+        const bytes: Uint8Array = host;
+        return { source: bytesSource(bytes), entry: { id: device.entry.id, offset: 0, size: bytes.length } };
+      };
       const symbolCache = new Map<string, MemberSymbols>();
       const symbolsOf = (device: DeviceArchiveMember): PackedSymbols | null => {
         const key = `${device.member}:${device.entry.offset}:${device.entry.size}`;
         let symbols = symbolCache.get(key);
         if (symbols === undefined) {
           try {
-            symbols = archiveMemberSymbols(payloadForSymbols(engine, members[device.member].source, device.entry));
+            const payload = payloadOf(device);
+            symbols = archiveMemberSymbols(payloadForSymbols(engine, payload.source, payload.entry));
           } catch (e) {
             // createFileError(MemberName, ...): the output member's name, quoted.
             if (isOffloadKitError(e)) throw new OffloadKitError(e.code, `'${device.name}': ${e.message}`, { offset: e.offset, field: e.field, cause: e });
@@ -270,13 +274,7 @@ export function unbundleArchive(
         hipOpenmpCompatible: job.hipOpenmpCompatible,
         inputPath: path,
       }, (target, list) => {
-        for (const device of list) {
-          if (members[device.member].objectHostEntries.has(device.entry.offset)) {
-            throw new OffloadKitError("UNSUPPORTED_OBJECT", `'${members[device.member].name}': extracting the host object of a fat ` +
-              "object file (llvm-objcopy --remove-section) is not supported yet");
-          }
-        }
-        const newMembers: NewArchiveMember[] = list.map((device) => ({ name: device.name, size: device.entry.size, symbols: symbolsOf(device) }));
+        const newMembers: NewArchiveMember[] = list.map((device) => ({ name: device.name, size: payloadOf(device).entry.size, symbols: symbolsOf(device) }));
         staged.push({ target, layout: layoutArchive(newMembers, { sym64Threshold: threshold }), members: list });
       });
 
@@ -286,7 +284,8 @@ export function unbundleArchive(
           out.write(archiveOut.layout.head);
           archiveOut.members.forEach((device, i) => {
             out.write(archiveOut.layout.headers[i]);
-            copyRange(engine, members[device.member].source, device.entry.offset, device.entry.size, out);
+            const payload = payloadOf(device);
+            copyRange(engine, payload.source, payload.entry.offset, payload.entry.size, out);
             if (archiveOut.layout.padding[i]) out.write(NEWLINE);
           });
         }

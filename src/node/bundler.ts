@@ -2,6 +2,9 @@
  * Running clang-offload-bundler jobs on files: bundle, unbundle and list, streaming through the
  * engine window (no input is held whole) and writing outputs atomically.
  */
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Engine } from "../engine/engine.js";
 import { engine as defaultEngine } from "../engine/select.js";
 import { readExact } from "../engine/source.js";
@@ -9,7 +12,10 @@ import type { ByteSource } from "../engine/source.js";
 import { layoutBinaryBundle } from "../formats/bundle.js";
 import { detectTextComment, textEntryFraming } from "../formats/text-bundle.js";
 import type { BundlerJob } from "../bundler/options.js";
-import { fileTypeOrThrow, readBundleIndex, refuseObjectInput } from "../bundler/read.js";
+import { fileTypeOrThrow, readBundleIndex } from "../bundler/read.js";
+import {
+  bundleObject, hostObject, isObjectHostEntry, noHostForObject, objcopyBundleCommand, objcopyHostCommand, objectBundleEntries,
+} from "../bundler/object-bundle.js";
 import { planUnbundle } from "../bundler/unbundle-plan.js";
 import type { UnbundleWrite } from "../bundler/unbundle-plan.js";
 import { LLVM19_COMPRESSION } from "../bundler/compressed.js";
@@ -53,6 +59,30 @@ export interface BundleOptions {
   readonly compression?: CompressionSettings;
   /** -verbose output while compressing. */
   readonly verbose?: VerboseSink;
+  /** Where -### prints the llvm-objcopy command lines (stderr). */
+  readonly commands?: (text: string) => void;
+}
+
+/** The temporary file name LLVM would give the host section's one byte, for -### (never created). */
+function llvmTempName(): string {
+  return join(tmpdir(), `clang-offload-bundler-${randomBytes(3).toString("hex")}.tmp`);
+}
+
+/**
+ * Bundling into an ELF host object: the object with one section per target. With -###, LLVM prints the
+ * llvm-objcopy command and leaves the output empty; so do we.
+ */
+function bundleObjectFiles(job: BundlerJob, sources: readonly FileSource[], options: BundleOptions): void {
+  if (job.hostInputIndex < 0) throw noHostForObject();
+  withOutputs((open) => {
+    const out = open(job.outputs[0]);
+    if (job.printExternalCommands) {
+      options.commands?.(objcopyBundleCommand(job.targets, job.inputs, job.hostInputIndex, llvmTempName(), job.outputs[0]));
+      return;
+    }
+    const whole = (source: FileSource) => readExact(source, 0, source.size);
+    out.write(bundleObject(whole(sources[job.hostInputIndex]), job.targets, job.hostInputIndex, (i) => whole(sources[i])));
+  });
 }
 
 /** Size of the uncompressed bundle bundleFiles writes (text framing or binary layout). */
@@ -93,7 +123,12 @@ export function bundleFiles(job: BundlerJob, engine: Engine = defaultEngine(), o
   try {
     for (const path of job.inputs) sources.push(FileSource.open(path));
     const info = fileTypeOrThrow(job.type);
-    refuseObjectInput(info, sources[job.allowNoHost ? 0 : Math.max(job.hostInputIndex, 0)]);
+    // CreateFileHandler on the host input (the first one when no host is needed): an ELF object keeps the
+    // bundle in its sections; -compress and -bundle-align do not apply there (LLVM ignores them too).
+    if (info.object && objectBundleEntries(sources[job.allowNoHost ? 0 : Math.max(job.hostInputIndex, 0)]) !== undefined) {
+      bundleObjectFiles(job, sources, options);
+      return;
+    }
     withOutputs((open) => {
       const out = open(job.outputs[0]);
       if (job.compress) {
@@ -122,6 +157,10 @@ export interface UnbundleOptions {
   readonly targets: readonly string[];
   readonly allowMissingBundles?: boolean;
   readonly hipOpenmpCompatible?: boolean;
+  /** -###: print the llvm-objcopy command for a fat object's host entry instead of making it (output left empty). */
+  readonly printExternalCommands?: boolean;
+  /** Where -### prints (stderr). */
+  readonly commands?: (text: string) => void;
 }
 
 /** The -type a bundle's first bytes imply: text bundles by their comment, anything else binary. */
@@ -153,7 +192,11 @@ export function unbundleToFiles(
       for (const write of writes) {
         const out = open(outputs[write.target]);
         const content = write.content;
-        if (content.kind === "entry") copyRange(engine, source, content.entry.offset, content.entry.size, out);
+        if (content.kind === "entry" && index.handler === "object" && isObjectHostEntry(source, content.entry)) {
+          // LLVM 19 gives the host the object without its bundle sections (an llvm-objcopy run).
+          if (options.printExternalCommands) options.commands?.(objcopyHostCommand(path, llvmTempName()));
+          else out.write(hostObject(readExact(source, 0, source.size)));
+        } else if (content.kind === "entry") copyRange(engine, source, content.entry.offset, content.entry.size, out);
         else if (content.kind === "whole-input") copyRange(engine, source, 0, source.size, out);
       }
     });
@@ -166,8 +209,8 @@ export function unbundleFile(
   job: BundlerJob,
   engine: Engine = defaultEngine(),
   decompress: DecompressOptions = {},
-  hooks: ArchiveUnbundleHooks = {},
+  hooks: ArchiveUnbundleHooks & { readonly commands?: (text: string) => void } = {},
 ): UnbundleResult {
   if (job.type === "a") return { writes: [], inputSize: unbundleArchive(job, engine, decompress, hooks).inputSize };
-  return unbundleToFiles(job.inputs[0], job, job.outputs, engine, decompress);
+  return unbundleToFiles(job.inputs[0], { ...job, commands: hooks.commands }, job.outputs, engine, decompress);
 }
