@@ -56,6 +56,8 @@ export interface ObjSection {
 }
 
 export interface ObjSymbol {
+  /** Index in the input's symbol table. */
+  readonly index: number;
   readonly name: string;
   /** Input section index when defined in a section; otherwise undefined and `reserved` holds st_shndx. */
   readonly section: number | undefined;
@@ -70,6 +72,8 @@ export interface ElfObject {
   readonly ident: Uint8Array;
   readonly type: number;
   readonly machine: number;
+  /** e_version, copied as it is (llvm-objcopy does). */
+  readonly version: number;
   readonly entry: bigint;
   readonly flags: number;
   readonly sections: ObjSection[];
@@ -240,12 +244,12 @@ export function readElfObject(bytes: Uint8Array): ElfObject {
         if (shndx >= shnum) malformed(`symbol '${name}' is defined in section ${shndx}, past the last one (${shnum - 1})`, at);
         section = shndx;
       }
-      symbols.push({ name, section, reserved, local: info >> 4 === 0, raw: bytes.subarray(at, at + layout.symSize) });
+      symbols.push({ index: k, name, section, reserved, local: info >> 4 === 0, raw: bytes.subarray(at, at + layout.symSize) });
     }
   }
 
   return {
-    layout, ident: bytes.subarray(0, 16), type, machine, entry, flags, sections,
+    layout, ident: bytes.subarray(0, 16), type, machine, version: f.u32(20), entry, flags, sections,
     sectionNamesIndex: shstrndx, symtabIndex: symtab?.inputIndex, symbols,
   };
 }

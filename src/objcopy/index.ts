@@ -80,7 +80,10 @@ export function addSections(input: Uint8Array, sections: readonly AddedSection[]
 export function removeSections(input: Uint8Array, remove: (name: string) => boolean): Uint8Array {
   const obj = readElfObject(input);
   const kept = obj.sections.filter((s) => !remove(s.name));
+  const keptIndices = new Set(kept.map((s) => s.inputIndex));
   obj.sections.splice(0, obj.sections.length, ...kept);
-  return writeElfObject(obj);
+  // Symbols defined in a removed section go with it (SymbolTableSection::removeSectionReferences).
+  const symbols = obj.symbols.filter((sym) => sym.section === undefined || keptIndices.has(sym.section));
+  return writeElfObject(symbols.length === obj.symbols.length ? obj : { ...obj, symbols });
 }
 

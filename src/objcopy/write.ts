@@ -23,6 +23,11 @@ import { buildStringTable, type StringTable } from "./string-table.js";
 
 /** Output files are held in one Uint8Array. */
 const MAX_OUTPUT = 2 ** 31 - 1;
+/**
+ * Alignment padding comes from the input's sh_addralign fields, which nothing else bounds: a hostile 2^30 would
+ * make a gigabyte of zeros. Real objects pad a few KiB; more than this is refused instead of allocated.
+ */
+export const MAX_PADDING = 16 * 1024 * 1024;
 
 function alignTo(value: number, align: bigint): number {
   if (align <= 1n) return value;
@@ -31,7 +36,53 @@ function alignTo(value: number, align: bigint): number {
   return Math.ceil(value / a) * a;
 }
 
-export function writeElfObject(obj: ElfObject): Uint8Array {
+/**
+ * llvm-objcopy keeps local symbols before the others (a stable partition), which compilers already do. For an
+ * input that does not, the symbols move and so must every reference to a symbol index: relocation entries
+ * and group signatures are renumbered; other sections that hold symbol indices (.llvm_addrsig, call-graph
+ * profiles) are refused rather than written wrong.
+ */
+function localSymbolsFirst(obj: ElfObject): ElfObject {
+  // obj.symbols may lack some input symbols: those defined in removed sections, which llvm-objcopy drops too.
+  const order = [...obj.symbols.keys()].sort((a, b) => Number(!obj.symbols[a]!.local) - Number(!obj.symbols[b]!.local) || a - b);
+  if (order.every((at, k) => at === k && obj.symbols[at]!.index === k)) return obj;
+  const newIndex = new Map(order.map((at, k) => [obj.symbols[at]!.index, k]));
+  const { layout } = obj;
+  const symbolIndex = (old: number, where: string): number => {
+    const index = newIndex.get(old);
+    if (index === undefined) throw new OffloadKitError("OBJCOPY_SYMBOL_REFERENCED", `${where} refers to symbol ${old}, which is removed or past the end of the symbol table`);
+    return index;
+  };
+  const sections = obj.sections.map((s): ObjSection => {
+    if (s.link !== obj.symtabIndex || s.link === undefined || s.link === 0) return s;
+    if (s.type === SHT_GROUP) return { ...s, info: symbolIndex(s.info, `group section '${s.name}'`) };
+    if ((s.type === SHT_REL || s.type === SHT_RELA) && (s.flags & SHF_ALLOC) === 0n) {
+      if (layout.is64 && layout.little && obj.machine === 8) unsupported(`relocations of a little-endian MIPS64 object with unsorted symbols ('${s.name}')`);
+      const entry = Number(entrySizeOf(s, layout));
+      if (s.data.length % entry !== 0) throw new OffloadKitError("OBJCOPY_MALFORMED", `relocation section '${s.name}' is ${s.data.length} bytes, not a multiple of ${entry}`);
+      const data = s.data.slice();
+      const view = new DataView(data.buffer);
+      for (let at = 0; at < data.length; at += entry) {
+        if (layout.is64) {
+          const info = view.getBigUint64(at + 8, layout.little);
+          const sym = symbolIndex(Number(info >> 32n), `relocation section '${s.name}'`);
+          view.setBigUint64(at + 8, (BigInt(sym) << 32n) | (info & 0xffffffffn), layout.little);
+        } else {
+          const info = view.getUint32(at + 4, layout.little);
+          const sym = symbolIndex(info >>> 8, `relocation section '${s.name}'`);
+          view.setUint32(at + 4, ((sym << 8) | (info & 0xff)) >>> 0, layout.little);
+        }
+      }
+      return { ...s, data };
+    }
+    if (s.type !== SHT_SYMTAB_SHNDX) unsupported(`section '${s.name}' (type ${s.type}) refers to the symbol table, whose symbols llvm-objcopy would reorder`);
+    return s;
+  });
+  return { ...obj, sections, symbols: order.map((at) => obj.symbols[at]!) };
+}
+
+export function writeElfObject(input: ElfObject): Uint8Array {
+  const obj = localSymbolsFirst(input);
   const { layout } = obj;
   const sections = obj.sections;
   // Output index of each input index (0 stays 0); sections are numbered from 1 in their order.
@@ -67,9 +118,16 @@ export function writeElfObject(obj: ElfObject): Uint8Array {
   const order = sections.map((s, i) => i).sort((a, b) => sections[a]!.originalOffset - sections[b]!.originalOffset || a - b);
   const offsets = new Array<number>(sections.length);
   let offset = layout.ehdrSize;
+  let padding = 0;
   for (const i of order) {
     const s = sections[i]!;
-    offset = alignTo(offset, s.align === 0n ? 1n : s.align);
+    const align = alignmentOf(s, layout);
+    const aligned = alignTo(offset, align === 0n ? 1n : align);
+    padding += aligned - offset;
+    if (padding > MAX_PADDING) {
+      throw new OffloadKitError("OBJCOPY_TOO_LARGE", `section '${s.name}' is aligned to ${s.align}: the output would hold more than ${MAX_PADDING} bytes of alignment padding`);
+    }
+    offset = aligned;
     offsets[i] = offset;
     if (s.type !== SHT_NOBITS) offset += contents[i]!.length;
     if (offset > MAX_OUTPUT) throw new OffloadKitError("OBJCOPY_TOO_LARGE", `the output would be larger than ${MAX_OUTPUT} bytes`);
@@ -96,7 +154,7 @@ export function writeElfObject(obj: ElfObject): Uint8Array {
   out[8] = obj.ident[8]!; // ABI version
   view.setUint16(16, obj.type, le);
   view.setUint16(18, obj.machine, le);
-  view.setUint32(20, 1, le);
+  view.setUint32(20, obj.version, le);
   word(24, obj.entry);
   const w = layout.is64 ? 8 : 4;
   word(24 + 2 * w, shoff); // e_shoff (e_phoff, before it, stays 0: no program headers)
@@ -122,10 +180,27 @@ export function writeElfObject(obj: ElfObject): Uint8Array {
     const { link, info } = linkAndInfo(obj, s, remap);
     view.setUint32(at + 8 + 4 * w, link, le);
     view.setUint32(at + 12 + 4 * w, info, le);
-    word(at + 16 + 4 * w, s.align);
-    word(at + 16 + 5 * w, s.entsize);
+    word(at + 16 + 4 * w, alignmentOf(s, layout));
+    word(at + 16 + 5 * w, entrySizeOf(s, layout));
   });
   return out;
+}
+
+/** Rebuilt symbol and relocation tables: llvm-objcopy aligns them to their largest field (ELFSectionSizer). */
+function isRebuiltTable(s: ObjSection): boolean {
+  return s.type === SHT_SYMTAB || ((s.type === SHT_REL || s.type === SHT_RELA) && (s.flags & SHF_ALLOC) === 0n);
+}
+
+function alignmentOf(s: ObjSection, layout: ElfObject["layout"]): bigint {
+  return isRebuiltTable(s) ? (layout.is64 ? 8n : 4n) : s.align;
+}
+
+/** ... and give them their entry size. */
+function entrySizeOf(s: ObjSection, layout: ElfObject["layout"]): bigint {
+  if (s.type === SHT_SYMTAB) return BigInt(layout.symSize);
+  if (isRebuiltTable(s)) return s.type === SHT_REL ? (layout.is64 ? 16n : 8n) : (layout.is64 ? 24n : 12n);
+  // SectionBase::EntrySize is 32 bits wide in llvm-objcopy: a larger sh_entsize comes out truncated.
+  return BigInt.asUintN(32, s.entsize);
 }
 
 function linkAndInfo(obj: ElfObject, s: ObjSection, remap: (index: number, what: string) => number): { link: number; info: number } {

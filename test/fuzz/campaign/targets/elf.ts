@@ -43,7 +43,7 @@ class Out {
 }
 
 /** A relocatable ELF file written from scratch, with the positions of every header field. */
-function elfSample(r: Rand): Sample {
+export function elfSample(r: Rand): Sample {
   const is64 = r.bool(0.7);
   const little = r.bool(0.8);
   const machine = r.pick([62, 224, 40, 183, 243, 252, 3]);
