@@ -46,6 +46,9 @@ export function runNative(name: string, args: readonly string[], options: { cwd?
     env: options.env ?? process.env,
     input: options.input,
     maxBuffer: 1 << 30,
+    // A native tool that never ends (19's -list on a damaged text bundle prints forever) is killed, not awaited.
+    timeout: 120_000,
+    killSignal: "SIGKILL",
   });
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr.toString("latin1") };
 }

@@ -23,7 +23,7 @@ import type { BundlerOptions } from "./options.js";
 import { validateBundlerOptions } from "./options.js";
 import { bytesSource } from "../engine/source.js";
 import { bundleObject, hostObject, isObjectHostEntry, noHostForObject, objectBundleEntries } from "./object-bundle.js";
-import { fileTypeOrThrow, readBundleIndex } from "./read.js";
+import { fileTypeOrThrow, planAroundDamage, readBundleIndex } from "./read.js";
 import { planUnbundle } from "./unbundle-plan.js";
 
 export interface BundleRequest {
@@ -88,9 +88,9 @@ export function unbundle(input: Uint8Array, request: UnbundleRequest): Uint8Arra
     allowMissingBundles: request.allowMissingBundles,
     hipOpenmpCompatible: request.hipOpenmpCompatible,
   });
-  const index = readBundleIndex(input, job.type, request.engine);
+  const index = readBundleIndex(input, job.type, request.engine, { lenient: true });
   const outputs: Uint8Array[] = job.targets.map(() => new Uint8Array(0));
-  for (const write of planUnbundle(index.visitOrder, job)) {
+  for (const write of planAroundDamage(index, () => planUnbundle(index.visitOrder, job))) {
     const content = write.content;
     if (content.kind === "entry" && index.handler === "object" && isObjectHostEntry(bytesSource(input), content.entry)) outputs[write.target] = hostObject(input);
     else if (content.kind === "entry") outputs[write.target] = input.subarray(content.entry.offset, content.entry.offset + content.entry.size);

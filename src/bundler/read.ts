@@ -35,6 +35,8 @@ export interface BundleIndex {
   /** Why an input that starts like a binary bundle is not one to LLVM. */
   readonly problem?: BundleProblem;
   readonly binary?: BinaryBundle;
+  /** Text bundles read leniently: the damage after `entries` (see {@link planAroundDamage}). */
+  readonly damage?: OffloadKitError;
 }
 
 export function fileTypeOrThrow(type: string): FileTypeInfo {
@@ -62,14 +64,33 @@ export function nativeVisitOrder<T extends { id: string }>(entries: readonly T[]
   return order.map((i) => entries[i]);
 }
 
-export function readBundleIndex(input: ByteSource | Uint8Array, type: string, engine: Engine = defaultEngine()): BundleIndex {
+/**
+ * Unbundling a damaged text bundle, as LLVM 19 does it: its loop stops once every requested target has its
+ * entry, so a request served by the intact entries before the damage succeeds (a bundle whose last, unrequested
+ * entry lost its END marker still gives the host). Anything that would read on (a target still missing, or
+ * nothing matched, which LLVM only concludes after reading everything) meets the damage and fails with it.
+ */
+export function planAroundDamage<W extends { content: { kind: string } }>(index: BundleIndex, plan: () => W[]): W[] {
+  if (index.damage === undefined) return plan();
+  let writes: W[];
+  try {
+    writes = plan();
+  } catch {
+    throw index.damage;
+  }
+  if (writes.some((w) => w.content.kind !== "entry")) throw index.damage;
+  return writes;
+}
+
+/** With `lenient`, a damaged text bundle gives its intact entries and `damage` instead of throwing. */
+export function readBundleIndex(input: ByteSource | Uint8Array, type: string, engine: Engine = defaultEngine(), options: { lenient?: boolean } = {}): BundleIndex {
   const source = input instanceof Uint8Array ? bytesSource(input) : input;
   const info = fileTypeOrThrow(type);
   const window = new Window(engine, source);
   if (info.comment !== undefined) {
-    const text = readTextBundle(source, info.comment, { window });
+    const text = readTextBundle(source, info.comment, { window, lenient: options.lenient });
     const entries = text.entries.map(({ id, offset, size }) => ({ id, offset, size }));
-    return { handler: "text", entries, visitOrder: entries };
+    return { handler: "text", entries, visitOrder: entries, damage: text.damage };
   }
   if (info.object) {
     const entries = objectBundleEntries(source);

@@ -54,15 +54,20 @@ export interface TextBundle {
   readonly entries: readonly TextBundleEntry[];
   /** End of the last END line. */
   readonly extent: number;
+  /**
+   * With `lenient`: why reading stopped early (an entry without its END marker). `entries` holds the intact
+   * entries before it, which LLVM hands out when no requested target needs it to read further.
+   */
+  readonly damage?: OffloadKitError;
 }
 
 const NEWLINE = new Uint8Array([0x0a]);
 
-/** Reads every entry of a text bundle written with `comment`. */
+/** Reads every entry of a text bundle written with `comment` (with `lenient`, the intact ones before any damage). */
 export function readTextBundle(
   input: ByteSource | Uint8Array,
   comment: TextComment,
-  options: { engine?: Engine; window?: Window } = {},
+  options: { engine?: Engine; window?: Window; lenient?: boolean } = {},
 ): TextBundle {
   const source = input instanceof Uint8Array ? bytesSource(input) : input;
   const engine = options.window?.engine ?? options.engine ?? defaultEngine();
@@ -89,11 +94,13 @@ export function readTextBundle(
     const payload = idEnd + 1;
     const close = findFirst(w, end, payload);
     if (close < 0) {
-      // LLVM reads past the end of its buffer here; say what is wrong instead.
-      throw new OffloadKitError("TEXT_END_MISSING", `text bundle entry '${id}' at offset ${marker} has no END marker`, {
+      // LLVM reads past the end of its buffer here (or, listing, prints the ID forever); say what is wrong instead.
+      const damage = new OffloadKitError("TEXT_END_MISSING", `text bundle entry '${id}' at offset ${marker} has no END marker`, {
         offset: marker,
         field: "END marker",
       });
+      if (options.lenient) return { format: "text", comment, entries, extent, damage };
+      throw damage;
     }
     entries.push({ id, offset: payload, size: close - payload, markerOffset: marker });
     const lineEnd = findFirst(w, NEWLINE, close + 1);

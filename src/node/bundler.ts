@@ -12,7 +12,7 @@ import type { ByteSource } from "../engine/source.js";
 import { layoutBinaryBundle } from "../formats/bundle.js";
 import { detectTextComment, textEntryFraming } from "../formats/text-bundle.js";
 import type { BundlerJob } from "../bundler/options.js";
-import { fileTypeOrThrow, readBundleIndex } from "../bundler/read.js";
+import { fileTypeOrThrow, planAroundDamage, readBundleIndex } from "../bundler/read.js";
 import {
   bundleObject, hostObject, isObjectHostEntry, noHostForObject, objcopyBundleCommand, objcopyHostCommand, objectBundleEntries,
 } from "../bundler/object-bundle.js";
@@ -186,8 +186,8 @@ export function unbundleToFiles(
   decompress: DecompressOptions = {},
 ): UnbundleResult {
   return withFile(path, (file) => withDecompressed(file, decompress, (source) => {
-    const index = readBundleIndex(source, options.type ?? detectBundleType(source), engine);
-    const writes = planUnbundle(index.visitOrder, options);
+    const index = readBundleIndex(source, options.type ?? detectBundleType(source), engine, { lenient: true });
+    const writes = planAroundDamage(index, () => planUnbundle(index.visitOrder, options));
     withOutputs((open) => {
       for (const write of writes) {
         const out = open(outputs[write.target]);

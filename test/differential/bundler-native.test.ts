@@ -23,6 +23,9 @@ const INPUTS: Record<string, string> = {
   "d90a.txt": "gfx90a\0binary",
   "plain.txt": "not a bundle, just bytes",
   "empty.txt": "",
+  // A text bundle whose last entry lost its END line.
+  "damaged.i": `\n// __CLANG_OFFLOAD_BUNDLE____START__ ${HOST}-\nint host;\n\n// __CLANG_OFFLOAD_BUNDLE____END__ ${HOST}-\n` +
+    `\n// __CLANG_OFFLOAD_BUNDLE____START__ ${G906}\nint dev;\n`,
 };
 
 const root = mkdtempSync(join(tmpdir(), "offload-kit-diff-"));
@@ -193,6 +196,25 @@ describe.skipIf(!hasNative(NATIVE))("offload-bundler vs clang-offload-bundler 19
     expect(c.ours.status).toBe(1);
     expect(c.ours.files.has("o1")).toBe(false);
     expect(c.ours.stderr).toBe(c.native.stderr);
+  });
+
+  it("a text bundle whose unrequested last entry lacks its END marker still gives the host, as 19 does", async () => {
+    expectSame(await compare(["-unbundle", "-type=i", `-targets=${HOST}`, "-input=damaged.i", "-output=o1"]));
+  });
+
+  it("a request that reaches the damaged entry fails (19 dies reading past its buffer; documented)", async () => {
+    for (const targets of [G906, `${HOST},${G906}`, `${HOST},${G908}`]) {
+      const outputs = targets.split(",").map((_, i) => `-output=o${i}`);
+      const c = await compare(["-unbundle", "-type=i", `-targets=${targets}`, "-input=damaged.i", ...outputs]);
+      expect(c.native.status).not.toBe(0);
+      expect(c.ours.status).toBe(1);
+      expect(c.ours.stderr).toBe(`TOOL: error: text bundle entry '${G906}' at offset 146 has no END marker\n`);
+      expect([...c.ours.files.keys()].filter((name) => name.startsWith("o"))).toEqual([]);
+    }
+    // -list is not run natively: 19 prints the damaged entry's ID forever (it filled a disk once).
+    const listed = await runInDir(mkdtempSync(join(root, "list-")), (io) => runBundler("TOOL", ["-list", "-type=i", `-input=${join(template!, "damaged.i")}`], io));
+    expect(listed.code).toBe(1);
+    expect(listed.stderr).toContain("has no END marker");
   });
 
   it("-bundle-align=0: an error where the native tool dies of SIGFPE", async () => {
