@@ -9,13 +9,11 @@
  * of the offending field; llvm-objcopy's wording where it has a check of its own.
  */
 import { OffloadKitError } from "../engine/errors.js";
+import { SHT_NOBITS, SHT_STRTAB, SHT_SYMTAB } from "../formats/elf.js";
 
-export const SHT_NULL = 0;
+export { SHT_NOBITS, SHT_STRTAB, SHT_SYMTAB };
 export const SHT_PROGBITS = 1;
-export const SHT_SYMTAB = 2;
-export const SHT_STRTAB = 3;
 export const SHT_RELA = 4;
-export const SHT_NOBITS = 8;
 export const SHT_REL = 9;
 export const SHT_GROUP = 17;
 export const SHT_SYMTAB_SHNDX = 18;

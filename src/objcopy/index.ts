@@ -14,7 +14,6 @@ import { SHT_PROGBITS, readElfObject, unsupported, type ObjSection } from "./elf
 import { writeElfObject } from "./write.js";
 
 export { readElfObject, type ElfObject } from "./elf-object.js";
-export { buildStringTable } from "./string-table.js";
 
 export interface AddedSection {
   /** The section name (bytes as latin1 characters). */

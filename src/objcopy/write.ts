@@ -7,7 +7,8 @@
  *   multiple of its alignment after the ELF header, the gaps zero;
  * - SHT_NOBITS sections take an offset but no bytes;
  * - every non-allocated SHT_STRTAB is rebuilt from the names that use it (section names for e_shstrndx, symbol
- *   names for the symbol table's) by StringTableBuilder's rules (./string-table.ts); one that nothing uses keeps
+ *   names for the symbol table's) by StringTableBuilder's rules (src/llvm/string-table.ts, shared with the
+ *   offload binary writer); one that nothing uses keeps
  *   only its leading NUL;
  * - the symbol table is rewritten with the new name offsets and section indices (sh_info: one past the last
  *   local), relocation sections get the new sh_link/sh_info, groups their members' new indices;
@@ -19,7 +20,7 @@ import {
   SHF_ALLOC, SHN_LORESERVE, SHN_XINDEX, SHT_GROUP, SHT_NOBITS, SHT_REL, SHT_RELA, SHT_STRTAB, SHT_SYMTAB, SHT_SYMTAB_SHNDX,
   unsupported, type ElfObject, type ObjSection,
 } from "./elf-object.js";
-import { buildStringTable, type StringTable } from "./string-table.js";
+import { buildElfStringTable, type StringTable } from "../llvm/string-table.js";
 
 /** Output files are held in one Uint8Array. */
 const MAX_OUTPUT = 2 ** 31 - 1;
@@ -108,7 +109,7 @@ export function writeElfObject(input: ElfObject): Uint8Array {
   const symtab = sections.find((s) => s.type === SHT_SYMTAB);
   if (symtab !== undefined) tableNames.get(symtab.link)?.push(...obj.symbols.map((sym) => sym.name));
   const tables = new Map<number, StringTable>();
-  for (const [index, names] of tableNames) tables.set(index, buildStringTable(names));
+  for (const [index, names] of tableNames) tables.set(index, buildElfStringTable(names));
   const sectionNames = tables.get(obj.sectionNamesIndex)!;
 
   // Each section's output bytes.
@@ -171,7 +172,7 @@ export function writeElfObject(input: ElfObject): Uint8Array {
   if (namesIndex >= SHN_LORESERVE) view.setUint32(shoff + 8 + 4 * w, namesIndex, le);
   sections.forEach((s, i) => {
     at = shoff + (i + 1) * layout.shdrSize;
-    view.setUint32(at, sectionNames.offsetOf(s.name), le);
+    view.setUint32(at, sectionNames.offsets.get(s.name)!, le);
     view.setUint32(at + 4, s.type, le);
     word(at + 8, s.flags);
     word(at + 8 + w, s.addr);
@@ -226,7 +227,7 @@ function contentOf(obj: ElfObject, s: ObjSection, tables: Map<number, StringTabl
     obj.symbols.forEach((sym, k) => {
       const at = k * layout.symSize;
       out.set(sym.raw, at);
-      view.setUint32(at, names === undefined ? 0 : names.offsetOf(sym.name), layout.little);
+      view.setUint32(at, names === undefined ? 0 : names.offsets.get(sym.name)!, layout.little);
       let shndx = sym.reserved;
       if (sym.section !== undefined) {
         const index = remap(sym.section, `symbol '${sym.name}'`);

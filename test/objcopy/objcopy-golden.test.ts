@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OffloadKitError } from "../../src/engine/errors.js";
-import { addSections, buildStringTable, removeSections } from "../../src/objcopy/index.js";
+import { buildElfStringTable } from "../../src/llvm/string-table.js";
+import { addSections, removeSections } from "../../src/objcopy/index.js";
 
 const dir = new URL("../fixtures/objcopy/", import.meta.url).pathname;
 const read = (name: string) => new Uint8Array(readFileSync(dir + name));
@@ -26,12 +27,12 @@ describe("src/objcopy against committed llvm-objcopy-19 output", () => {
   });
 
   it("builds string tables in StringTableBuilder's order, sharing tails", () => {
-    const table = buildStringTable([".rela.text", ".text", "", ".comment", "t", ".text"]);
+    const table = buildElfStringTable([".rela.text", ".text", "", ".comment", "t", ".text"]);
     expect(Buffer.from(table.bytes).toString("latin1")).toBe("\0.rela.text\0.comment\0");
-    expect(table.offsetOf(".text")).toBe(6);
-    expect(table.offsetOf(".comment")).toBe(12);
-    expect(table.offsetOf("t")).toBe(19); // the tail of ".comment", the string placed just before it
-    expect(table.offsetOf("")).toBe(0);
+    expect(table.offsets.get(".text")).toBe(6);
+    expect(table.offsets.get(".comment")).toBe(12);
+    expect(table.offsets.get("t")).toBe(19); // the tail of ".comment", the string placed just before it
+    expect(table.offsets.get("")).toBe(0);
   });
 
   it("refuses malformed objects with a typed error and the offending offset", () => {
