@@ -6,8 +6,8 @@
  */
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
-import { Worker } from "node:worker_threads";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
+import { workerThreadsModule } from "./builtins.js";
 import { checkTargets, normalisationCollision } from "../bundler/options.js";
 import { byteStringToUnicode, utf8ToByteString } from "../formats/bytes.js";
 import { unbundleToFiles } from "./bundler.js";
@@ -148,7 +148,7 @@ async function runWorkers(entry: URL, inputs: readonly string[], unbundle: Unbun
   await Promise.all(
     Array.from({ length: jobs }, () =>
       new Promise<void>((resolve, reject) => {
-        const worker = new Worker(entry, { workerData: setup });
+        const worker = new (workerThreadsModule().Worker)(entry, { workerData: setup });
         const feed = () => {
           if (next >= inputs.length) {
             worker.postMessage({ kind: "stop" } satisfies WorkerRequest);

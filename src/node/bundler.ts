@@ -2,7 +2,6 @@
  * Running clang-offload-bundler jobs on files: bundle, unbundle and list, streaming through the
  * engine window (no input is held whole) and writing outputs atomically.
  */
-import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Engine } from "../engine/engine.js";
@@ -21,6 +20,7 @@ import type { UnbundleWrite } from "../bundler/unbundle-plan.js";
 import { LLVM19_COMPRESSION } from "../bundler/compressed.js";
 import type { CompressionSettings } from "../bundler/compressed.js";
 import type { FileTypeInfo } from "../formats/file-types.js";
+import { cryptoModule } from "./builtins.js";
 import { CompressingWriter } from "./compress.js";
 import type { BundleSink } from "./compress.js";
 import { unbundleArchive } from "./archive.js";
@@ -65,7 +65,7 @@ export interface BundleOptions {
 
 /** The temporary file name LLVM would give the host section's one byte, for -### (never created). */
 function llvmTempName(): string {
-  return join(tmpdir(), `clang-offload-bundler-${randomBytes(3).toString("hex")}.tmp`);
+  return join(tmpdir(), `clang-offload-bundler-${cryptoModule().randomBytes(3).toString("hex")}.tmp`);
 }
 
 /**

@@ -10,11 +10,10 @@
  * (src/bin/), and a synchronous call that comes before it has loaded runs on a helper worker thread
  * instead (compress-pool.ts runOnWorker), which is correct, only slower to start.
  */
-import { createHash } from "node:crypto";
-import { deflateSync, inflateSync } from "node:zlib";
 import { CodecError, ZLIB_ERRORS } from "../compress/codecs.js";
 import type { Codecs } from "../compress/codecs.js";
 import { loadZstd, zstdCompress, zstdDecompressFrame, zstdLoaded } from "../compress/zstd-wasm.js";
+import { cryptoModule, zlibModule } from "./builtins.js";
 import { runOnWorker } from "./compress-pool.js";
 import { nativeZstdCompress, nativeZstdDecompressFrame, useNativeZstd } from "./zstd-native.js";
 import type { ZstdBackend } from "./zstd-native.js";
@@ -59,18 +58,18 @@ function codecsOn(native: () => boolean, name: string): Codecs {
 
 const common: Omit<Codecs, "name" | "zstdCompress" | "zstdDecompressFrame"> = {
   zlibCompress(bytes, level) {
-    return asBytes(deflateSync(bytes, { level }));
+    return asBytes(zlibModule().deflateSync(bytes, { level }));
   },
   zlibDecompress(stream, capacity) {
     if (stream.length === 0) throw new CodecError(ZLIB_ERRORS.Z_DATA_ERROR);
     try {
-      return asBytes(inflateSync(stream, { maxOutputLength: Math.max(1, capacity) }));
+      return asBytes(zlibModule().inflateSync(stream, { maxOutputLength: Math.max(1, capacity) }));
     } catch (e) {
       throw zlibError(e);
     }
   },
   md5() {
-    const hash = createHash("md5");
+    const hash = cryptoModule().createHash("md5");
     return {
       update(bytes) {
         hash.update(bytes);

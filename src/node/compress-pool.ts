@@ -7,11 +7,11 @@
  * compresses on one thread, so two cores give us the margin over the native tool (bench/ccob.mjs).
  */
 import { availableParallelism } from "node:os";
-import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
-import type { MessagePort } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
 import { CodecError } from "../compress/codecs.js";
 import { zstdCompress, zstdDecompressFrame } from "../compress/zstd-wasm.js";
 import { nativeZstdCompress, nativeZstdDecompressFrame, useNativeZstd } from "./zstd-native.js";
+import { workerThreadsModule } from "./builtins.js";
 
 /** What a worker does with a chunk: compress it into one frame at a level, or decode one frame into at most `arg` bytes. */
 export type FrameOp = "compress" | "decompress";
@@ -78,6 +78,7 @@ class WorkerPool implements FramePool {
 
   constructor(url: URL, count: number) {
     for (let i = 0; i < count; i++) {
+      const { MessageChannel, Worker } = workerThreadsModule();
       const { port1, port2 } = new MessageChannel();
       const worker = new Worker(url, { workerData: { port: port2, signal: this.signal }, transferList: [port2] });
       worker.unref();
@@ -103,8 +104,9 @@ class WorkerPool implements FramePool {
     for (;;) {
       const seen = Atomics.load(this.signal, 0);
       let got = false;
+      const receive = workerThreadsModule().receiveMessageOnPort;
       for (const w of this.workers) {
-        for (let m = receiveMessageOnPort(w.port); m !== undefined; m = receiveMessageOnPort(w.port)) {
+        for (let m = receive(w.port); m !== undefined; m = receive(w.port)) {
           got = true;
           w.busy--;
           const reply = m.message as FrameReply;

@@ -18,7 +18,6 @@
  *
  * One input's outputs are committed together (src/node/output.ts): an input that fails leaves none.
  */
-import { createHash } from "node:crypto";
 import type { Hash } from "node:crypto";
 import { mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -34,6 +33,7 @@ import type { CollectedImage } from "../packager/collect.js";
 import { extractedFileName, matchesFilter, parseImageArguments } from "../packager/image-args.js";
 import { compatible, parseTarget } from "../bundler/targets.js";
 import { normaliseBatchTargets, outputFileName } from "./batch.js";
+import { cryptoModule } from "./builtins.js";
 import { copyRange } from "./copy.js";
 import { decompressMember } from "./decompress.js";
 import { fileError } from "./errors.js";
@@ -96,7 +96,7 @@ class HashedOutput extends OutputFile {
   private readonly hasher: Hash | undefined;
   constructor(path: string, hash: boolean) {
     super(path);
-    this.hasher = hash ? createHash("sha256") : undefined;
+    this.hasher = hash ? cryptoModule().createHash("sha256") : undefined;
   }
   override write(bytes: Uint8Array): void {
     this.hasher?.update(bytes);

@@ -18,11 +18,11 @@
  *
  * `OFFLOAD_KIT_ZSTD=wasm|native` picks a side (tests run both); the default is native where present.
  */
-import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import { OffloadKitError } from "../engine/errors.js";
 import { CodecError } from "../compress/codecs.js";
 import { ZSTD_BLOCK_SIZE_MAX, walkZstdFrames, zstdErrorName } from "../compress/zstd-frames.js";
+import { zlibModule } from "./builtins.js";
 
 /** What node:zlib adds for zstd (absent from Node 20's types and runtime). */
 interface ZstdOptions {
@@ -37,14 +37,16 @@ interface PlatformZstd {
   createZstdDecompress(options?: ZstdOptions): Transform;
 }
 
-const platform = zlib as unknown as Partial<PlatformZstd>;
-const constants = zlib.constants as unknown as Readonly<Record<string, number>>;
+// node:zlib is loaded when zstd is first asked for (src/node/builtins.ts).
+const platform = (): Partial<PlatformZstd> => zlibModule() as unknown as Partial<PlatformZstd>;
+const constants = (): Readonly<Record<string, number>> => zlibModule().constants as unknown as Readonly<Record<string, number>>;
 
 export type ZstdBackend = "native" | "wasm";
 
 /** Does this Node have zstd in node:zlib? */
 export function platformHasZstd(): boolean {
-  return typeof platform.zstdDecompressSync === "function" && typeof platform.createZstdDecompress === "function";
+  const zlib = platform();
+  return typeof zlib.zstdDecompressSync === "function" && typeof zlib.createZstdDecompress === "function";
 }
 
 /** Which libzstd this process uses: node:zlib's where present, unless OFFLOAD_KIT_ZSTD says otherwise. */
@@ -67,7 +69,7 @@ export function useNativeZstd(): boolean {
 
 function zstd(): PlatformZstd {
   if (!platformHasZstd()) throw new OffloadKitError("CODEC_UNAVAILABLE", `node:zlib has no zstd in Node ${process.versions.node}`);
-  return platform as PlatformZstd;
+  return platform() as PlatformZstd;
 }
 
 function asBytes(buffer: Buffer): Uint8Array {
@@ -89,8 +91,8 @@ export function nativeZstdError(error: unknown): CodecError {
 /** llvm::compression::zstd::compress: the level and long-distance matching (zstdEnableLdm=true). */
 function compressParams(level: number): Record<number, number> {
   return {
-    [constants.ZSTD_c_compressionLevel]: level,
-    [constants.ZSTD_c_enableLongDistanceMatching]: 1,
+    [constants().ZSTD_c_compressionLevel]: level,
+    [constants().ZSTD_c_enableLongDistanceMatching]: 1,
   };
 }
 
@@ -116,7 +118,7 @@ export function nativeZstdCompress(bytes: Uint8Array, level: number): Uint8Array
 
 /** A decoder takes windows up to 2^31 (ZSTD_WINDOWLOG_MAX_64), as ZSTD_decompress, which LLVM calls, does. */
 function decompressParams(): Record<number, number> {
-  return { [constants.ZSTD_d_windowLogMax]: 31 };
+  return { [constants().ZSTD_d_windowLogMax]: 31 };
 }
 
 /**

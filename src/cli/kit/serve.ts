@@ -9,11 +9,11 @@
  * reach this server through a name that resolves to 127.0.0.1).
  */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import { stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";
+import { httpModule } from "../../node/builtins.js";
 import type { Subcommand } from "./common.js";
 import { KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
 
@@ -90,7 +90,7 @@ export const serve: Subcommand = {
 
     return new Promise<number>((resolve) => {
       let allowedHosts = new Set<string>();
-      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const server = httpModule().createServer((request: IncomingMessage, response: ServerResponse) => {
         const path = (request.url ?? "/").split("?")[0]!;
         const file = files.get(path);
         const send = (status: number, type: string, body: string | Buffer) => {
