@@ -59,3 +59,40 @@ export function readExact(source: ByteSource, position: number, length: number):
   }
   return out;
 }
+
+/**
+ * A source that keeps the last block it read, for readers that make many small reads close together
+ * (an archive member's header, name, magic, bundle header and object sniff all lie in its first few KiB:
+ * one read instead of five). A small read that misses fills the block from its own position onwards; a
+ * read larger than half the block goes straight through (payload copies), without a second copy.
+ */
+export function blockCachedSource(source: ByteSource, blockSize = 8 * 1024): ByteSource {
+  if (source.bytes !== undefined) return source;
+  const block = new Uint8Array(blockSize);
+  let start = 0;
+  let length = 0;
+  return {
+    size: source.size,
+    read(dest, position) {
+      const want = Math.max(0, Math.min(dest.length, source.size - position));
+      if (want === 0) return 0;
+      if (position >= start && position + want <= start + length) {
+        dest.set(block.subarray(position - start, position - start + want));
+        return want;
+      }
+      if (want > blockSize >>> 1) return source.read(dest.subarray(0, want), position);
+      const fill = Math.min(blockSize, source.size - position);
+      let got = 0;
+      while (got < fill) {
+        const n = source.read(block.subarray(got, fill), position + got);
+        if (n <= 0) break;
+        got += n;
+      }
+      start = position;
+      length = got;
+      const n = Math.min(want, got);
+      dest.set(block.subarray(0, n));
+      return n;
+    },
+  };
+}

@@ -118,14 +118,14 @@ function fromBitcode(source: ByteSource): MemberSymbols {
   }
 }
 
-/**
- * The archive symbols of one member's bytes. Throws OffloadKitError where LLVM's writer fails (a
- * malformed ELF file) or where this reimplementation cannot follow it.
- */
 /** The first bytes of a member, reused: the magic decides everything and is not kept. */
 const headScratch = new Uint8Array(1024);
 
-export function archiveMemberSymbols(source: ByteSource): MemberSymbols {
+/**
+ * What `getSymbolicFile` would make of a member, from its first bytes only: callers that would read a
+ * whole payload to index it ask this first, so a member that is not symbolic costs one small read.
+ */
+export function memberSymbolicKind(source: ByteSource): SymbolicKind {
   const want = Math.min(source.size, headScratch.length);
   let got = 0;
   while (got < want) {
@@ -133,8 +133,15 @@ export function archiveMemberSymbols(source: ByteSource): MemberSymbols {
     if (n <= 0) break;
     got += n;
   }
-  const head = headScratch.subarray(0, got);
-  const kind = symbolicKind(head, source.size);
+  return symbolicKind(headScratch.subarray(0, got), source.size);
+}
+
+/**
+ * The archive symbols of one member's bytes. Throws OffloadKitError where LLVM's writer fails (a
+ * malformed ELF file) or where this reimplementation cannot follow it.
+ */
+export function archiveMemberSymbols(source: ByteSource): MemberSymbols {
+  const kind = memberSymbolicKind(source);
   if (kind === "none") return { kind: "none" };
   if (kind === "other") throw unsupported("non-ELF object files (Mach-O, COFF, Wasm, XCOFF, GOFF)");
   if (kind === "bitcode") return fromBitcode(source);

@@ -22,13 +22,13 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import { createEngine, engine as defaultEngine } from "../engine/select.js";
-import { bytesSource, readExact, sliceSource } from "../engine/source.js";
+import { blockCachedSource, bytesSource, readExact, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { claimWindow } from "../engine/window.js";
 import { layoutArchive, readArchive } from "../formats/archive.js";
 import type { ArchiveLayout, ArchiveMember, NewArchiveMember, PackedSymbols } from "../formats/archive.js";
 import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
-import { archiveMemberSymbols } from "../formats/symbols.js";
+import { archiveMemberSymbols, memberSymbolicKind } from "../formats/symbols.js";
 import type { MemberSymbols } from "../formats/symbols.js";
 import { checkArchiveMemberConflicts, planArchiveUnbundle } from "../bundler/archive.js";
 import type { ArchiveBundleMember, DeviceArchiveMember } from "../bundler/archive.js";
@@ -50,6 +50,8 @@ import { withOutputs } from "./output.js";
  */
 const METADATA_WINDOW = 4 * 1024;
 const NEWLINE = new Uint8Array([0x0a]);
+/** Output archives are many small pieces (a 60-byte header, a payload, a padding byte): written 256 KiB at a time. */
+const OUTPUT_BUFFER = 256 * 1024;
 
 export interface ArchiveUnbundleHooks {
   /** Receives warnings as LLVM prints them (`warning: '<member>': <message>\n`). */
@@ -221,7 +223,9 @@ export function unbundleArchive(
 ): ArchiveUnbundleResult {
   const path = job.inputs[0];
   const threshold = sym64Threshold(hooks.env ?? process.env);
-  return withFile(path, (file) => {
+  return withFile(path, (archiveFile) => {
+    // Member headers, names, bundle headers and payload heads are small reads close together: one block read each.
+    const file = blockCachedSource(archiveFile);
     const meta = createEngine(engine.kind, METADATA_WINDOW);
     if (job.checkInputArchive) checkInputArchive(file, path, meta, engine);
     const archive = readArchive(file, { engine: meta });
@@ -254,7 +258,10 @@ export function unbundleArchive(
         if (symbols === undefined) {
           try {
             const payload = payloadOf(device);
-            symbols = archiveMemberSymbols(payloadForSymbols(engine, payload.source, payload.entry));
+            // Most device payloads are not symbolic (code objects, raw blobs): a look at the head settles that.
+            symbols = memberSymbolicKind(sliceSource(payload.source, payload.entry.offset, payload.entry.size)) === "none"
+              ? { kind: "none" }
+              : archiveMemberSymbols(payloadForSymbols(engine, payload.source, payload.entry));
           } catch (e) {
             // createFileError(MemberName, ...): the output member's name, quoted.
             if (isOffloadKitError(e)) throw new OffloadKitError(e.code, `'${device.name}': ${e.message}`, { offset: e.offset, field: e.field, cause: e });
@@ -280,7 +287,7 @@ export function unbundleArchive(
 
       withOutputs((open) => {
         for (const archiveOut of staged) {
-          const out = open(job.outputs[archiveOut.target]);
+          const out = open(job.outputs[archiveOut.target], { bufferSize: OUTPUT_BUFFER });
           out.write(archiveOut.layout.head);
           archiveOut.members.forEach((device, i) => {
             out.write(archiveOut.layout.headers[i]);

@@ -20,6 +20,13 @@ export function copyRange(engine: Engine, source: ByteSource, position: number, 
     out.write(loaded.view(position, length));
     return;
   }
+  // A buffered output with room: read straight into its buffer.
+  const room = out.reserve(length);
+  if (room !== undefined) {
+    readFully(source, room, position);
+    out.advance(length);
+    return;
+  }
   const capacity = engine.windowCapacity;
   let done = 0;
   const window = claimWindow(engine);
@@ -30,6 +37,17 @@ export function copyRange(engine: Engine, source: ByteSource, position: number, 
       throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${position + done}`, { offset: position + done });
     }
     out.write(window.subarray(0, n));
+    done += n;
+  }
+}
+
+function readFully(source: ByteSource, dest: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < dest.length) {
+    const n = source.read(dest.subarray(done), position + done);
+    if (n <= 0) {
+      throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${position + done}`, { offset: position + done });
+    }
     done += n;
   }
 }

@@ -36,17 +36,30 @@ function installExitHook(): void {
 
 const ZEROS = new Uint8Array(64 * 1024);
 
+export interface OutputOptions {
+  /**
+   * Collect small writes in a buffer of this many bytes and write it when full (and before close): for
+   * outputs made of many small pieces (an archive's member headers and payloads), one system call per
+   * buffer instead of two per member. Default: none, every write goes straight to the file.
+   */
+  readonly bufferSize?: number;
+}
+
 export class OutputFile {
   readonly tempPath: string | undefined;
   private fd: number;
-  /** Bytes written so far. */
+  /** Bytes written so far (buffered ones included). */
   position = 0;
   private done = false;
   private fdOpen = true;
   /** A device opened in place: closed when settled, never renamed. */
   private ownsFd = false;
+  private readonly buffer: Uint8Array | undefined;
+  /** Bytes at the start of `buffer` not yet written: they belong at file offset position - buffered. */
+  private buffered = 0;
 
-  constructor(readonly path: string) {
+  constructor(readonly path: string, options: OutputOptions = {}) {
+    this.buffer = options.bufferSize ? new Uint8Array(options.bufferSize) : undefined;
     if (path === "-") {
       this.tempPath = undefined;
       this.fd = 1;
@@ -84,16 +97,51 @@ export class OutputFile {
   }
 
   write(bytes: Uint8Array): void {
+    const room = this.reserve(bytes.length);
+    if (room !== undefined) {
+      room.set(bytes);
+      this.advance(bytes.length);
+      return;
+    }
+    this.flush();
+    this.writeOut(bytes, this.position);
+    this.position += bytes.length;
+  }
+
+  /**
+   * Room for the next `length` bytes in the buffer (flushing it first if it is too full), for a caller
+   * to fill in place and then `advance` over; undefined when unbuffered or `length` does not fit.
+   */
+  reserve(length: number): Uint8Array | undefined {
+    const buffer = this.buffer;
+    if (buffer === undefined || length > buffer.length) return undefined;
+    if (length > buffer.length - this.buffered) this.flush();
+    return buffer.subarray(this.buffered, this.buffered + length);
+  }
+
+  /** Counts `length` bytes of the room `reserve` gave as written. */
+  advance(length: number): void {
+    this.buffered += length;
+    this.position += length;
+  }
+
+  /** Writes what the buffer holds. */
+  flush(): void {
+    if (this.buffered === 0) return;
+    this.writeOut(this.buffer!.subarray(0, this.buffered), this.position - this.buffered);
+    this.buffered = 0;
+  }
+
+  private writeOut(bytes: Uint8Array, at: number): void {
     let done = 0;
     while (done < bytes.length) {
       try {
-        done += writeSync(this.fd, bytes, done, bytes.length - done, this.tempPath === undefined ? null : this.position + done);
+        done += writeSync(this.fd, bytes, done, bytes.length - done, this.tempPath === undefined ? null : at + done);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
         throw fileError(this.path, e);
       }
     }
-    this.position += bytes.length;
   }
 
   writeZeros(count: number): void {
@@ -106,6 +154,7 @@ export class OutputFile {
 
   /** Overwrites bytes already written (a header known only at the end); files only, not stdout. */
   writeAt(bytes: Uint8Array, position: number): void {
+    this.flush();
     if (this.tempPath === undefined || position + bytes.length > this.position) {
       throw new Error("OutputFile.writeAt: only bytes already written to a file can be overwritten");
     }
@@ -125,6 +174,7 @@ export class OutputFile {
    */
   close(): void {
     if (this.done || !this.fdOpen || this.tempPath === undefined) return;
+    this.flush();
     this.fdOpen = false;
     try {
       closeSync(this.fd);
@@ -161,6 +211,7 @@ export class OutputFile {
   commit(): void {
     try {
       this.checkDestination();
+      if (!this.done) this.flush();
     } catch (e) {
       this.discard();
       throw e;
@@ -199,11 +250,11 @@ export class OutputFile {
  * A group of outputs that succeed or fail together: `run` creates them through `open`; they are
  * renamed into place only if `run` returns, and all discarded if it throws.
  */
-export function withOutputs<T>(run: (open: (path: string) => OutputFile) => T): T {
+export function withOutputs<T>(run: (open: (path: string, options?: OutputOptions) => OutputFile) => T): T {
   const files: OutputFile[] = [];
   try {
-    const result = run((path) => {
-      const file = new OutputFile(path);
+    const result = run((path, options) => {
+      const file = new OutputFile(path, options);
       files.push(file);
       return file;
     });
