@@ -1,13 +1,17 @@
-// Heterogeneous device archives (issue 3's targets), in one run so the ratios share the machine:
-//   - an archive of 1000 bundled members (host + 4 device entries each, ~172 MB; real device bitcode
-//     from clang-19 when available, so both tools build the symbol table from it) unbundled for one
+// Heterogeneous device archives (issues 3 and 11), in one run so the ratios share the machine:
+//   - two archives of 1000 bundled members (host + 4 device entries each, ~172 MB), unbundled for one
 //     target: offload-bundler vs clang-offload-bundler-19, whole process             target >= 1.4x
-//   - peak RSS of ours for that run                                                  target < 64 MB
+//       "bitcode": real device bitcode and a host object from clang-19, so both tools build the symbol
+//                  table from them (needs clang-19);
+//       "raw":     35,000 filler bytes per entry (not symbolic files: no symbol table);
+//   - peak RSS of ours for each                                                     target < 64 MB
 //   - the member walk in-process, Wasm kernel vs TS twin: baseline (one empty call through the
 //     boundary), a tiny archive (3 members, in memory), the 1000-member file (readArchive through a
 //     4 KiB window: one member per load) and the kernel alone on 10000 small members in its window
 // Outputs are compared byte for byte before timing. Results go to bench/results/archive.json.
-// Usage: npm run build && node bench/archive.mjs [--quick]
+// Ours runs on the `node` first on PATH (the bins are `#!/usr/bin/env node` scripts): put Node 24's
+// folder first on PATH for its figures.
+// Usage: npm run build && OFFLOAD_KIT_BENCH_DIR=/dev/shm node bench/archive.mjs [--quick]
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -32,10 +36,14 @@ const GPUS = ["gfx906", "gfx908", "gfx90a", "gfx942"];
 const MEMBERS = quick ? 200 : 1000;
 const TARGET = "hip-amdgcn-amd-amdhsa--gfx90a";
 
-/** One payload per entry: device bitcode and a host object from clang-19, or ~34 KiB of filler. */
-function payloads() {
-  const files = [join(dir, "host.o"), ...GPUS.map((g) => join(dir, `${g}.bc`))];
-  if (haveCommand("clang-19")) {
+/**
+ * One payload per entry. "bitcode": device bitcode and a host object from clang-19 (both tools build the
+ * symbol table from them). "raw": ~34 KiB of filler each (not symbolic: no symbol table, the payload head
+ * decides that).
+ */
+function payloads(kind) {
+  const files = [join(dir, `${kind}-host.o`), ...GPUS.map((g) => join(dir, `${kind}-${g}.bc`))];
+  if (kind === "bitcode") {
     const lines = [];
     for (let i = 0; i < 120; i++) {
       lines.push(`int g${i} = ${i};`);
@@ -48,45 +56,62 @@ function payloads() {
     return { files, kind: "clang-19 bitcode + host object" };
   }
   files.forEach((f, i) => writeFileSync(f, fillBytes(new Uint8Array(35000), 11 + i)));
-  return { files, kind: "filler bytes (no clang-19: no symbol tables)" };
+  return { files, kind: "raw: 35,000 filler bytes per entry (no symbol tables)" };
 }
 
-const results = { members: MEMBERS };
-try {
-  const { files, kind } = payloads();
-  const proto = join(dir, "proto.bc");
+const results = { members: MEMBERS, node: process.version, cases: {} };
+const KINDS = haveCommand("clang-19") ? ["bitcode", "raw"] : ["raw"];
+
+/** Builds the archive of one payload kind and times both tools on it (outputs compared first). */
+function runCase(kind) {
+  const { files, kind: description } = payloads(kind);
+  const proto = join(dir, `${kind}-proto.bc`);
   execFileSync(NATIVE, ["-type=bc", `-targets=${[HOST, ...GPUS.map((g) => `hip-amdgcn-amd-amdhsa--${g}`)].join(",")}`, ...files.map((f) => `-input=${f}`), `-output=${proto}`]);
-  const memberDir = join(dir, "members");
+  const memberDir = join(dir, `${kind}-members`);
   mkdirSync(memberDir);
   const names = Array.from({ length: MEMBERS }, (_, i) => `kernel${String(i).padStart(4, "0")}.o`);
   for (const name of names) copyFileSync(proto, join(memberDir, name));
-  const archive = join(dir, "hda.a");
+  const archive = join(dir, `${kind}.a`);
   execFileSync(AR, ["rc", archive, ...names], { cwd: memberDir });
+  execFileSync("rm", ["-rf", memberDir]);
   const archiveSize = readFileSync(archive).length;
-  results.input = { payloads: kind, bytes: archiveSize };
-  console.log(`archive: ${MEMBERS} members, ${(archiveSize / 1e6).toFixed(1)} MB (${kind})`);
+  console.log(`${kind} archive: ${MEMBERS} members, ${(archiveSize / 1e6).toFixed(1)} MB (${description})`);
 
   // Same bytes first.
-  const nativeOut = join(dir, "native.a");
-  const ourOut = join(dir, "ours.a");
+  const nativeOut = join(dir, `${kind}-native.a`);
+  const ourOut = join(dir, `${kind}-ours.a`);
   const args = (out) => `-type=a -unbundle -targets=${TARGET} -input=${archive} -output=${out}`;
   execFileSync("sh", ["-c", `${NATIVE} ${args(nativeOut)}`]);
   execFileSync("sh", ["-c", `${ours("offload-bundler")} ${args(ourOut)}`]);
-  const same = readFileSync(nativeOut).equals(readFileSync(ourOut));
-  if (!same) throw new Error("outputs differ");
-  results.outputBytes = readFileSync(ourOut).length;
+  if (!readFileSync(nativeOut).equals(readFileSync(ourOut))) throw new Error(`${kind}: outputs differ`);
 
   const timings = hyperfine({
     native: `${NATIVE} ${args(nativeOut)}`,
     ours: `${ours("offload-bundler")} ${args(ourOut)}`,
   }, { runs: quick ? 5 : 15, warmup: 2 });
-  results.wholeProcess = { ...timings, ratio: timings.native.median / timings.ours.median, target: ">= 1.4x" };
-  results.peakRss = {
-    oursMiB: peakRssMiB(`${ours("offload-bundler")} ${args(ourOut)}`, 5),
-    oursVersionMiB: peakRssMiB(`${ours("offload-bundler")} --version`, 5),
-    nativeMiB: peakRssMiB(`${NATIVE} ${args(nativeOut)}`, 3),
-    target: "< 64 MB (ours)",
+  return {
+    archive,
+    result: {
+      input: { payloads: description, bytes: archiveSize },
+      outputBytes: readFileSync(ourOut).length,
+      wholeProcess: { ...timings, ratio: timings.native.median / timings.ours.median, target: ">= 1.4x" },
+      peakRss: {
+        oursMiB: peakRssMiB(`${ours("offload-bundler")} ${args(ourOut)}`, 5),
+        nativeMiB: peakRssMiB(`${NATIVE} ${args(nativeOut)}`, 3),
+        target: "< 64 MB (ours)",
+      },
+    },
   };
+}
+
+try {
+  let walkArchive;
+  for (const kind of KINDS) {
+    const { archive, result } = runCase(kind);
+    walkArchive ??= archive;
+    results.cases[kind] = result;
+  }
+  results.oursVersionMiB = peakRssMiB(`${ours("offload-bundler")} --version`, 5);
 
   // In-process member walk: Wasm kernel vs TS twin.
   const walk = {};
@@ -106,7 +131,7 @@ try {
     };
     const baselineUs = perCall(() => engine.archiveHead(0, 0), 1e6);
     const tinyUs = perCall(() => readArchive(tiny, { engine }), 2e4);
-    const file = FileSource.open(archive);
+    const file = FileSource.open(walkArchive);
     const runs = [];
     try {
       readArchive(file, { engine });
@@ -143,14 +168,12 @@ try {
   }
   results.memberWalk = walk;
 
-  printTable(`offload-bundler -type=a -unbundle, ${MEMBERS} members, one target (medians)`, [
-    ["", "native s", "ours s", "native/ours", "target"],
-    ["whole process", timings.native.median.toFixed(3), timings.ours.median.toFixed(3), results.wholeProcess.ratio.toFixed(2), ">= 1.4x"],
+  printTable(`offload-bundler -type=a -unbundle, ${MEMBERS} members, one target, whole process (medians; ours on Node ${process.version})`, [
+    ["payloads", "native s", "ours s", "native/ours", "target", "RSS ours MiB", "RSS native MiB", "target"],
+    ...Object.entries(results.cases).map(([kind, c]) => [kind, c.wholeProcess.native.median.toFixed(3), c.wholeProcess.ours.median.toFixed(3),
+      c.wholeProcess.ratio.toFixed(2), ">= 1.4x", c.peakRss.oursMiB.toFixed(1), c.peakRss.nativeMiB.toFixed(1), "< 64"]),
   ]);
-  printTable("peak RSS (MiB)", [
-    ["ours", "ours --version", "native", "target"],
-    [results.peakRss.oursMiB.toFixed(1), results.peakRss.oursVersionMiB.toFixed(1), results.peakRss.nativeMiB.toFixed(1), "< 64 (ours)"],
-  ]);
+  console.log(`ours --version: ${results.oursVersionMiB.toFixed(1)} MiB`);
   printTable("member walk, in-process (median)", [
     ["engine", "empty call us", "3-member archive us", `${MEMBERS}-member file ms`, "members/s", "kernel, 10000 in window ms", "MB/s"],
     ...Object.entries(walk).map(([k, w]) => [k, w.baselineUs.toFixed(3), w.tinyUs.toFixed(1), w.largeMs.toFixed(2), Math.round(w.largeMembersPerSecond),

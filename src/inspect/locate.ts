@@ -47,7 +47,7 @@ import { OFFLOAD_BINARY_MAGIC_BYTES, getOffloadKindName, readOffloadBinaries } f
 import type { OffloadBinaries, OffloadImage } from "../formats/offload-binary.js";
 import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
 import type {
-  CompressedBundleInfo, FoundBundle, FoundEntry, FoundOffloadBinaries, FoundOffloadImage, ScanOptions, ScanProblem,
+  CompressedAhead, CompressedBundleInfo, FoundBundle, FoundEntry, FoundOffloadBinaries, FoundOffloadImage, ScanOptions, ScanProblem,
 } from "./scan.js";
 
 /** A bundle found in a file, numbered in the order found (file order). */
@@ -108,6 +108,9 @@ export function isOffloadSectionName(name: string): boolean {
 /** ELF section type of `.llvm.offloading` (llvm/BinaryFormat/ELF.h). */
 const SHT_LLVM_OFFLOADING = 0x6fff4c0b;
 const MAX_DEPTH = 8;
+/** How many CCOBs, and how many declared bytes, one look ahead hands to `prefetchCompressed` (what may be held decoded at once). */
+const PREFETCH_MAX_COUNT = 16;
+const PREFETCH_MAX_BYTES = 64 * 1024 * 1024;
 /** How far the first looks for the next magic reach: one page, then sixteen, then window after window. */
 const SEARCH_STAGES = [4096, 64 * 1024];
 /** NVIDIA's fatbinary magic (0xBA55ED50, little-endian), which `.nv_fatbin` sections usually hold. */
@@ -165,6 +168,8 @@ class Locator {
   private imageIndex = 0;
   readonly engine: Engine;
   private readonly fileWindow: Window;
+  /** CCOBs handed to `prefetchCompressed` and not yet reached, by their offset in `source`. */
+  private ahead: { source: ByteSource | undefined; byOffset: Map<number, CompressedAhead> } = { source: undefined, byOffset: new Map() };
 
   constructor(readonly file: ByteSource, readonly options: LocateOptions) {
     this.engine = options.engine ?? defaultEngine();
@@ -404,7 +409,19 @@ class Locator {
       this.problems.push(problemOf(e, start));
       return undefined;
     }
-    for (const member of walk.members) this.compressed(blob, start, member, ctx);
+    const prefetch = this.options.prefetchCompressed;
+    let told = 0;
+    walk.members.forEach((member, i) => {
+      // Opening the last member handed on (or the first): hand on the next run while this one is decoded.
+      if (prefetch !== undefined && i + 1 >= told) {
+        const next = walk.members.slice(i + 1, i + 1 + PREFETCH_MAX_COUNT);
+        let declared = 0;
+        const run = next.filter((m) => (declared += m.header.uncompressedSize) - m.header.uncompressedSize < PREFETCH_MAX_BYTES);
+        told = i + 1 + run.length;
+        if (run.length > 0) prefetch(run.map((m) => ({ blob, member: m })));
+      }
+      this.compressed(blob, start, member, ctx);
+    });
     if (walk.trailing === undefined) return { next: end };
     return { next: start + walk.trailing.offset, trailing: { offset: start + walk.trailing.offset, size: walk.trailing.size } };
   }
@@ -412,22 +429,60 @@ class Locator {
   /** A CCOB met while hopping (after other finds in a section, say). */
   private ccobAt(at: number, end: number, ctx: RegionContext): number {
     if (ctx.compressed !== undefined || end - at < CCOB_MIN_SIZE) return at + 1;
+    let found = this.ahead.source === ctx.source ? this.ahead.byOffset.get(at) : undefined;
+    if (found !== undefined) this.ahead.byOffset.delete(at);
+    else found = this.ccobHeaderAt(at, end, ctx);
+    if (found === undefined) return at + 1;
+    // The last CCOB handed on (or one nobody was told about): tell of the next run while this one is decoded.
+    if (this.options.prefetchCompressed !== undefined && (this.ahead.source !== ctx.source || this.ahead.byOffset.size === 0)) {
+      this.lookAhead(at + found.member.size, end, ctx);
+    }
+    this.compressed(found.blob, at, found.member, ctx);
+    return at + found.member.size;
+  }
+
+  /** The CCOB whose header is at `at` (as one blob to the end of the region), or undefined when it is just the bytes "CCOB". */
+  private ccobHeaderAt(at: number, end: number, ctx: RegionContext): CompressedAhead | undefined {
     const blob = sliceSource(ctx.source, at, end - at);
     let header;
     try {
       header = parseCcobHeader(readExact(blob, 0, Math.min(32, blob.size)), 0, blob.size);
     } catch {
       // Four bytes "CCOB" that do not start a header are just data.
-      return at + 1;
+      return undefined;
     }
     const total = header.rawTotalSize;
     const usable = total !== undefined && total >= header.headerSize && total <= blob.size;
     // Version 1 has no total size: it runs to the end of its blob (the section), as LLVM reads it.
     const size = usable ? total : blob.size;
-    this.compressed(blob, at, {
-      offset: 0, header, dataOffset: header.headerSize, dataSize: size - header.headerSize, size, totalSizeIgnored: total !== undefined && !usable,
-    }, ctx);
-    return at + size;
+    return {
+      blob,
+      member: { offset: 0, header, dataOffset: header.headerSize, dataSize: size - header.headerSize, size, totalSizeIgnored: total !== undefined && !usable },
+    };
+  }
+
+  /**
+   * Finds the CCOBs that follow one another from `from` on (the next magic each time, as the walk itself
+   * would find it) up to a bounded count and declared size, remembers them so the walk opens the same
+   * member objects, and hands them to `prefetchCompressed`. Stops at anything that is not a CCOB.
+   */
+  private lookAhead(from: number, end: number, ctx: RegionContext): void {
+    const found: CompressedAhead[] = [];
+    const byOffset = new Map<number, CompressedAhead>();
+    let declared = 0;
+    let position = from;
+    while (found.length < PREFETCH_MAX_COUNT && declared < PREFETCH_MAX_BYTES && end - position >= CCOB_MIN_SIZE) {
+      const hit = this.nextMagic(ctx.window, position, end);
+      if (hit === undefined || hit.kind !== "ccob" || end - hit.at < CCOB_MIN_SIZE) break;
+      const next = this.ccobHeaderAt(hit.at, end, ctx);
+      if (next === undefined) break;
+      found.push(next);
+      byOffset.set(hit.at, next);
+      declared += next.member.header.uncompressedSize;
+      position = hit.at + next.member.size;
+    }
+    this.ahead = { source: ctx.source, byOffset };
+    if (found.length > 0) this.options.prefetchCompressed!(found);
   }
 
   /** Opens one CCOB (member offsets relative to `blob`, which starts at `base`) and walks its contents. */

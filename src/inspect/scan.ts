@@ -64,9 +64,21 @@ export type OpenCompressed = (
   member: CcobMember,
 ) => { readonly source: ByteSource; readonly recalculatedHash?: bigint; close(): void };
 
+/** A CCOB found ahead of the walk: `member` offsets are relative to `blob`. */
+export interface CompressedAhead {
+  readonly blob: ByteSource;
+  readonly member: CcobMember;
+}
+
 export interface ScanOptions {
   /** Without it, compressed bundles are reported as problems ("compressed; no decompressor given"). */
   readonly openCompressed?: OpenCompressed;
+  /**
+   * Told about the compressed bundles that follow the one being opened (the next run of them in a section,
+   * found by their headers alone), before the walk reaches them: a decompressor may start decoding them (on
+   * other threads) so they are ready when `openCompressed` is called with the same `member` objects.
+   */
+  readonly prefetchCompressed?: (ahead: readonly CompressedAhead[]) => void;
   /** Inflates compressed (v3) offload binaries; without it they are reported as problems. */
   readonly decompressOffload?: Decompressor;
 }

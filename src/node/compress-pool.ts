@@ -19,6 +19,8 @@ export type FrameOp = "compress" | "decompress";
 export interface FramePool {
   /** Queues `chunk` (its buffer is transferred) for `op`; `done` gets the result, in submission order. */
   submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void;
+  /** Waits until `until()` holds or nothing is queued (results are handed on as they come); the workers stay up. */
+  settle(until: () => boolean): void;
   /** Waits for every queued frame and stops the workers. */
   drain(): void;
   /** Stops the workers without waiting (after an error). */
@@ -61,6 +63,7 @@ class InThreadPool implements FramePool {
     this.seconds += (performance.now() - t) / 1000;
     done(frame);
   }
+  settle(): void {}
   drain(): void {}
   abort(): void {}
 }
@@ -133,9 +136,13 @@ class WorkerPool implements FramePool {
     }
   }
 
+  settle(until: () => boolean): void {
+    while (!this.stopped && this.nextEmit < this.nextSeq && !until()) this.collect(true);
+  }
+
   /** Waits for every queued frame; the workers stay up. */
   flush(): void {
-    while (!this.stopped && this.nextEmit < this.nextSeq) this.collect(true);
+    this.settle(() => false);
   }
 
   drain(): void {

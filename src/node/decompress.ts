@@ -28,7 +28,11 @@ import {
   formatDecompressionReport,
 } from "../bundler/compressed.js";
 import type { FrameDecoder, TimerLine } from "../bundler/compressed.js";
+import { CompressionMethod } from "../formats/ccob.js";
+import { walkZstdFrames } from "../compress/zstd-frames.js";
 import { framePool } from "./compress-pool.js";
+import type { FramePool } from "./compress-pool.js";
+import type { ScanOptions } from "../inspect/scan.js";
 import { nodeCodecs } from "./codecs.js";
 import { fileError } from "./errors.js";
 import { FileSource } from "./file-source.js";
@@ -85,6 +89,100 @@ const parallelFrames: FrameDecoder = (frames, readAt, emit) => {
   }
 };
 
+/**
+ * Decodes the CCOBs a walk finds ahead (locate's `prefetchCompressed`) on worker threads while the walk
+ * handles the one before: a `.hip_fatbin` section of ROCm 6 carries one CCOB per translation unit, dozens
+ * back to back, each one zstd frame that one thread would decode in turn. `open` is the walk's
+ * `openCompressed`: it waits for that member's frame if it was handed on, then decodes it as any other
+ * member (same checks, same errors). Only members that would be decoded in memory and hold exactly one
+ * zstd frame of known size are handed on; anything else, and everything after a worker failed, is
+ * decoded by `open` on this thread, which then reports the failure as LLVM words it.
+ */
+export class CcobPrefetch {
+  private pool: FramePool | undefined;
+  private readonly ready = new WeakMap<CcobMember, Uint8Array>();
+  private readonly queued = new WeakSet<CcobMember>();
+  private failed = false;
+  /** Members handed to the workers, and members opened from what they decoded. */
+  readonly stats = { handedOn: 0, openedAhead: 0 };
+
+  /** `minBytes`: a run decoding to less than this is left to `open` (default PARALLEL_DECODE_MIN). */
+  constructor(private readonly options: DecompressOptions = {}, private readonly minBytes = PARALLEL_DECODE_MIN) {}
+
+  readonly prefetch = (ahead: readonly { blob: ByteSource; member: CcobMember }[]): void => {
+    const limit = Math.min(this.options.inMemoryLimit ?? DEFAULT_IN_MEMORY_LIMIT, this.options.maxDecompressedSize ?? defaultMaxDecompressedSize());
+    const frames = ahead.map(({ blob, member }) => ({ blob, member, frame: singleFrame(blob, member, limit) }));
+    // Starting workers costs more than decoding a few small bundles here.
+    if (frames.reduce((n, f) => n + (f.frame?.contentSize ?? 0), 0) < this.minBytes) return;
+    for (const { blob, member, frame } of frames) {
+      if (this.failed) return;
+      if (frame === undefined) continue;
+      try {
+        this.pool ??= framePool();
+        // readExact gives the frame its own buffer, which goes to the worker.
+        this.pool.submit("decompress", readExact(blob, frame.offset, frame.size), frame.contentSize, (out) => this.ready.set(member, out));
+        this.queued.add(member);
+        this.stats.handedOn++;
+      } catch {
+        this.fail();
+      }
+    }
+  };
+
+  readonly open = (blob: ByteSource, member: CcobMember): DecompressedInput => {
+    if (this.queued.has(member)) {
+      this.queued.delete(member);
+      try {
+        this.pool!.settle(() => this.ready.has(member));
+      } catch {
+        // The worker's failure is reported by decoding the member here, with LLVM's words.
+        this.fail();
+      }
+    }
+    const predecoded = this.ready.get(member);
+    this.ready.delete(member);
+    if (predecoded !== undefined) this.stats.openedAhead++;
+    return decompressMember(blob, member, this.options, predecoded);
+  };
+
+  /** Stops the workers (queued results not yet taken are dropped). */
+  close(): void {
+    this.pool?.abort();
+    this.pool = undefined;
+  }
+
+  private fail(): void {
+    this.failed = true;
+    this.close();
+  }
+}
+
+/** Runs `use` with a walk's decompression hooks (openCompressed, prefetchCompressed) over one CcobPrefetch, closed after. */
+export function withCcobPrefetch<T>(options: DecompressOptions, use: (hooks: Pick<ScanOptions, "openCompressed" | "prefetchCompressed">) => T): T {
+  const prefetch = new CcobPrefetch(options);
+  try {
+    return use({ openCompressed: prefetch.open, prefetchCompressed: prefetch.prefetch });
+  } finally {
+    prefetch.close();
+  }
+}
+
+/** The one zstd frame of a member worth handing to a worker, if it is that simple. */
+function singleFrame(blob: ByteSource, member: CcobMember, limit: number): { offset: number; size: number; contentSize: number } | undefined {
+  const declared = member.header.uncompressedSize;
+  if (member.header.method !== CompressionMethod.Zstd || declared > limit) return undefined;
+  let frames;
+  try {
+    frames = walkZstdFrames(readerOf(blob), member.dataOffset, member.dataSize);
+  } catch {
+    return undefined;
+  }
+  if (frames.length !== 1) return undefined;
+  const [frame] = frames;
+  if (frame.skippable || frame.contentSize === undefined || frame.contentSize > declared) return undefined;
+  return { offset: frame.offset, size: frame.size, contentSize: frame.contentSize };
+}
+
 export function defaultMaxDecompressedSize(env: Readonly<Record<string, string | undefined>> = process.env): number {
   const text = env.OFFLOAD_KIT_MAX_DECOMPRESSED;
   const value = text === undefined ? NaN : Number(text);
@@ -139,8 +237,11 @@ function cpuSeconds(start: NodeJS.CpuUsage): { user: number; system: number } {
   return { user: used.user / 1e6, system: used.system / 1e6 };
 }
 
-/** Decodes one member into memory or a temporary file. */
-export function decompressMember(source: ByteSource, member: CcobMember, options: DecompressOptions = {}): DecompressedInput {
+/**
+ * Decodes one member into memory or a temporary file. `predecoded`: its one zstd frame, already decoded
+ * (CcobPrefetch); everything else (size checks, hash, report) happens as for any member.
+ */
+export function decompressMember(source: ByteSource, member: CcobMember, options: DecompressOptions = {}, predecoded?: Uint8Array): DecompressedInput {
   checkDeclaredSize(member, { maxDecompressedSize: options.maxDecompressedSize ?? defaultMaxDecompressedSize() });
   const declared = member.header.uncompressedSize;
   const verbose = options.verbose;
@@ -150,7 +251,8 @@ export function decompressMember(source: ByteSource, member: CcobMember, options
   if (declared <= (options.inMemoryLimit ?? DEFAULT_IN_MEMORY_LIMIT)) {
     // A member LLVM wrote is one frame: its output is used as is, without a copy into a second buffer.
     const chunks: Uint8Array[] = [];
-    const result = decodeCcobMember(readAt, member, nodeCodecs, (chunk) => chunks.push(chunk), hasher, parallelFrames);
+    const codecs = predecoded === undefined ? nodeCodecs : { ...nodeCodecs, zstdDecompressFrame: () => predecoded };
+    const result = decodeCcobMember(readAt, member, codecs, (chunk) => chunks.push(chunk), hasher, parallelFrames);
     const recalculatedHash = report(verbose, member, result.seconds, cpuSeconds(cpu), hasher);
     const source = chunks.length === 1 ? bytesSource(chunks[0]) : chunksSource(chunks);
     return { source, member, recalculatedHash, close() {} };

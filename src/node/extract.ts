@@ -35,7 +35,7 @@ import { compatible, parseTarget } from "../bundler/targets.js";
 import { normaliseBatchTargets, outputFileName } from "./batch.js";
 import { cryptoModule } from "./builtins.js";
 import { copyRange } from "./copy.js";
-import { decompressMember } from "./decompress.js";
+import { CcobPrefetch } from "./decompress.js";
 import { fileError } from "./errors.js";
 import { FileSource } from "./file-source.js";
 import { OutputFile } from "./output.js";
@@ -257,12 +257,14 @@ export function extractFile(input: string, options: ExtractAllOptions): ExtractF
   const outputs = new Outputs(input, options.outDir, engine, options.taken ?? new Set<string>(), options.hash ?? false);
   mkdirSync(options.outDir, { recursive: true });
   const source = FileSource.open(input);
+  const ccob = new CcobPrefetch();
   try {
     const images: PendingImage[] = [];
     const ids = new Set<string>();
     const location = locate(source, {
       engine,
-      openCompressed: (blob, member) => decompressMember(blob, member),
+      openCompressed: ccob.open,
+      prefetchCompressed: ccob.prefetch,
       decompressOffload: codecDecompressor(),
       onBundle: (bundle, contents) => {
         for (const entry of bundle.entries) {
@@ -306,6 +308,7 @@ export function extractFile(input: string, options: ExtractAllOptions): ExtractF
     outputs.discard();
     throw e;
   } finally {
+    ccob.close();
     source.close();
   }
 }

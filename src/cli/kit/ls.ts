@@ -13,7 +13,7 @@ import { locationJson } from "../../inspect/location-json.js";
 import type { Location, LocatedBundle, LocatedOffloadBinaries } from "../../inspect/locate.js";
 import { collectOffloadImages } from "../../packager/collect.js";
 import { codecDecompressor } from "../../node/packager-codecs.js";
-import { decompressMember } from "../../node/decompress.js";
+import { withCcobPrefetch } from "../../node/decompress.js";
 import { withFile } from "../../node/file-source.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
@@ -129,10 +129,7 @@ export const ls: Subcommand = {
       for (const path of files) {
         try {
           const report = withFile(path, (source) =>
-            locate(source, {
-              openCompressed: (input, member) => decompressMember(input, member, { recalculateHash: true }),
-              decompressOffload: codecDecompressor(),
-            }),
+            withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() })),
           );
           if (json) reports.push(locationJson(path, report));
           else io.stdout(formatReport(path, report));

@@ -8,7 +8,7 @@ import { byteStringToUnicode } from "../../formats/bytes.js";
 import { locate } from "../../inspect/locate.js";
 import { fileSizes, totalSizes } from "../../inspect/sizes.js";
 import type { FileSizes, SizeRow } from "../../inspect/sizes.js";
-import { decompressMember } from "../../node/decompress.js";
+import { withCcobPrefetch } from "../../node/decompress.js";
 import { withFile } from "../../node/file-source.js";
 import { codecDecompressor } from "../../node/packager-codecs.js";
 import { formatWithCommas } from "../../bundler/compressed.js";
@@ -99,10 +99,10 @@ export const sizes: Subcommand = {
       let status = 0;
       for (const path of files) {
         try {
-          const location = withFile(path, (source) => locate(source, {
-            openCompressed: (blob, member) => decompressMember(blob, member),
+          const location = withFile(path, (source) => withCcobPrefetch({}, (ccob) => locate(source, {
+            ...ccob,
             decompressOffload: codecDecompressor(),
-          }));
+          })));
           const sized = fileSizes(path, location);
           measured.push(sized);
           if (json) {
