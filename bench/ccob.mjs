@@ -5,9 +5,11 @@
 //     wrote (8 MiB frames, decoded on worker threads); both tools read both              target >= 1.0x
 //   - peak RSS of both for each case
 //   - -list a blob of 64 concatenated compressed bundles (native 19 cannot read it)    well under 1 s
+//   - offload-kit extract of 24 CCOBs in one section, decoded in turn vs ahead on worker threads (ours only)
 //   - MD5 of 64 MiB (node:crypto, hash-wasm, js-md5-like pure JS is not a dependency) and zstd level 3
 //     in-process on 200 MiB, for the README's library table
-// Usage: npm run build && node bench/ccob.mjs [--quick]
+// Ours runs on the `node` first on PATH: put Node 24's folder first for its figures.
+// Usage: npm run build && OFFLOAD_KIT_BENCH_DIR=/dev/shm node bench/ccob.mjs [--quick]
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -74,6 +76,40 @@ writeFileSync(multi, Buffer.concat(small));
 const listTiming = hyperfine({ ours: `${ours("offload-bundler")} -type=bc -list -input=${multi}` }, { runs: 10, warmup: 2 });
 results["-list 64 concatenated CCOBs"] = { ours: listTiming.ours, target: "well under 1 s", nativeFails: true };
 rows.push(["-list 64 concatenated CCOBs", "fails", listTiming.ours.median.toFixed(3), "-", "-", "-", "< 1 s"]);
+
+// A .hip_fatbin-like section of 24 compressed bundles (12 MiB each decompressed, 4 KiB aligned, as ROCm 6
+// libraries carry one per translation unit), every entry extracted: decoded in turn (OFFLOAD_KIT_PREFETCH=0)
+// against decoded ahead on worker threads. Native 19 cannot read it (it stops at the first CCOB).
+const sectionParts = [];
+let sectionSize = 0;
+const parts = [0, 1, 2].map((i) => {
+  const file = join(dir, `part${i}.bin`);
+  writeFileSync(file, fillBytes(new Uint8Array(4 * MiB), 200 + i, { compressible: true }));
+  return file;
+});
+for (let i = 0; i < 24; i++) {
+  const outI = join(dir, `s${i}.ccob`);
+  const { spawnSync } = await import("node:child_process");
+  const r = spawnSync(NATIVE, ["-type=o", "-compress", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a",
+    `-input=${parts[0]}`, `-input=${parts[1]}`, `-input=${parts[i % 3]}`, `-output=${outI}`]);
+  if (r.status !== 0) throw new Error(r.stderr.toString());
+  const bytes = readFileSync(outI);
+  const pad = (4096 - ((sectionSize + bytes.length) % 4096)) % 4096;
+  sectionParts.push(bytes, Buffer.alloc(pad));
+  sectionSize += bytes.length + pad;
+}
+const section = join(dir, "section24.bin");
+writeFileSync(section, Buffer.concat(sectionParts));
+const extractTo = join(dir, "extracted");
+const sectionTiming = hyperfine({
+  "in turn": `env OFFLOAD_KIT_PREFETCH=0 ${ours("offload-kit")} extract --out-dir=${extractTo} ${section}`,
+  "ahead": `${ours("offload-kit")} extract --out-dir=${extractTo} ${section}`,
+}, { runs, warmup: 1, prepare: `rm -rf ${extractTo}` });
+results["extract 24 CCOBs of 12 MiB in one section"] = {
+  inTurn: sectionTiming["in turn"], ahead: sectionTiming.ahead, ratio: sectionTiming["in turn"].median / sectionTiming.ahead.median,
+};
+rows.push(["extract 24 CCOBs (12 MiB each), in turn vs ahead", sectionTiming["in turn"].median.toFixed(3), sectionTiming.ahead.median.toFixed(3),
+  (sectionTiming["in turn"].median / sectionTiming.ahead.median).toFixed(2), "-", "-", "(ours vs ours)"]);
 
 // Library measurements behind the README's choice (in-process, one run each after a warm-up).
 const { nodeCodecs } = await import("../dist/node/codecs.js");

@@ -106,8 +106,14 @@ export class CcobPrefetch {
   /** Members handed to the workers, and members opened from what they decoded. */
   readonly stats = { handedOn: 0, openedAhead: 0 };
 
-  /** `minBytes`: a run decoding to less than this is left to `open` (default PARALLEL_DECODE_MIN). */
-  constructor(private readonly options: DecompressOptions = {}, private readonly minBytes = PARALLEL_DECODE_MIN) {}
+  /**
+   * `minBytes`: a run decoding to less than this is left to `open` (default PARALLEL_DECODE_MIN; with
+   * OFFLOAD_KIT_PREFETCH=0 in the environment, nothing is decoded ahead, for comparisons).
+   */
+  constructor(
+    private readonly options: DecompressOptions = {},
+    private readonly minBytes = process.env.OFFLOAD_KIT_PREFETCH === "0" ? Infinity : PARALLEL_DECODE_MIN,
+  ) {}
 
   readonly prefetch = (ahead: readonly { blob: ByteSource; member: CcobMember }[]): void => {
     const limit = Math.min(this.options.inMemoryLimit ?? DEFAULT_IN_MEMORY_LIMIT, this.options.maxDecompressedSize ?? defaultMaxDecompressedSize());
