@@ -45,18 +45,23 @@ export function sliceSource(source: ByteSource, start: number, length: number): 
   };
 }
 
-/** Reads exactly `length` bytes at `position` into a new array (for small, already-validated ranges). */
-export function readExact(source: ByteSource, position: number, length: number): Uint8Array {
-  if (source.bytes !== undefined) return source.bytes.slice(position, position + length);
-  const out = new Uint8Array(length);
+/** Fills `dest` from `position` on; a source that ends first is an error (SHORT_READ, with the offset). */
+export function readInto(source: ByteSource, dest: Uint8Array, position: number): void {
   let done = 0;
-  while (done < length) {
-    const n = source.read(out.subarray(done), position + done);
+  while (done < dest.length) {
+    const n = source.read(dest.subarray(done), position + done);
     if (n <= 0) {
       throw new OffloadKitError("SHORT_READ", `unexpected end of input at offset ${position + done}`, { offset: position + done });
     }
     done += n;
   }
+}
+
+/** Reads exactly `length` bytes at `position` into a new array (for small, already-validated ranges). */
+export function readExact(source: ByteSource, position: number, length: number): Uint8Array {
+  if (source.bytes !== undefined) return source.bytes.slice(position, position + length);
+  const out = new Uint8Array(length);
+  readInto(source, out, position);
   return out;
 }
 

@@ -414,9 +414,13 @@ class Locator {
     walk.members.forEach((member, i) => {
       // Opening the last member handed on (or the first): hand on the next run while this one is decoded.
       if (prefetch !== undefined && i + 1 >= told) {
-        const next = walk.members.slice(i + 1, i + 1 + PREFETCH_MAX_COUNT);
+        // The same bounds as lookAhead's: stop once the count or the declared bytes are reached.
+        const run: CcobMember[] = [];
         let declared = 0;
-        const run = next.filter((m) => (declared += m.header.uncompressedSize) - m.header.uncompressedSize < PREFETCH_MAX_BYTES);
+        for (let k = i + 1; k < walk.members.length && run.length < PREFETCH_MAX_COUNT && declared < PREFETCH_MAX_BYTES; k++) {
+          run.push(walk.members[k]!);
+          declared += walk.members[k]!.header.uncompressedSize;
+        }
         told = i + 1 + run.length;
         if (run.length > 0) prefetch(run.map((m) => ({ blob, member: m })));
       }

@@ -22,7 +22,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import { createEngine, engine as defaultEngine } from "../engine/select.js";
-import { blockCachedSource, bytesSource, readExact, sliceSource } from "../engine/source.js";
+import { blockCachedSource, bytesSource, readExact, readInto, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { claimWindow } from "../engine/window.js";
 import { layoutArchive, readArchive } from "../formats/archive.js";
@@ -199,12 +199,7 @@ function checkInputArchive(file: ByteSource, path: string, engine: Engine, fallb
 function payloadForSymbols(engine: Engine, source: ByteSource, entry: IndexedEntry): ByteSource {
   if (entry.size > engine.windowCapacity) return sliceSource(source, entry.offset, entry.size);
   const window = claimWindow(engine).subarray(0, entry.size);
-  let done = 0;
-  while (done < entry.size) {
-    const n = source.read(window.subarray(done), entry.offset + done);
-    if (n <= 0) throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${entry.offset + done}`, { offset: entry.offset + done });
-    done += n;
-  }
+  readInto(source, window, entry.offset);
   return bytesSource(window);
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
+import { readInto } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { claimWindow, loadedWindow } from "../engine/window.js";
 import type { OutputFile } from "./output.js";
@@ -23,7 +24,7 @@ export function copyRange(engine: Engine, source: ByteSource, position: number, 
   // A buffered output with room: read straight into its buffer.
   const room = out.reserve(length);
   if (room !== undefined) {
-    readFully(source, room, position);
+    readInto(source, room, position);
     out.advance(length);
     return;
   }
@@ -41,13 +42,3 @@ export function copyRange(engine: Engine, source: ByteSource, position: number, 
   }
 }
 
-function readFully(source: ByteSource, dest: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < dest.length) {
-    const n = source.read(dest.subarray(done), position + done);
-    if (n <= 0) {
-      throw new OffloadKitError("SHORT_READ", `the input ended early at offset ${position + done}`, { offset: position + done });
-    }
-    done += n;
-  }
-}
