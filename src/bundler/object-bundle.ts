@@ -13,7 +13,7 @@
  * An ELF file LLVM cannot open falls back to the binary format, as CreateFileHandler does.
  */
 import { OffloadKitError } from "../engine/errors.js";
-import { readExact } from "../engine/source.js";
+import { readExact, readInto } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { ELF_BUNDLE_SECTION_PREFIX, listElfBundleEntries, openElf } from "../formats/elf.js";
 import { OBJECT_SNIFF_SIZE, identifyObjectFile } from "../formats/object-file.js";
@@ -25,7 +25,10 @@ import type { IndexedEntry } from "./read.js";
  * an ELF file LLVM's createBinary refuses).
  */
 export function objectBundleEntries(source: ByteSource): IndexedEntry[] | undefined {
-  const format = identifyObjectFile(readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE)));
+  // Asked once per archive member: the head goes through one reused buffer.
+  const head = sniffScratch.subarray(0, Math.min(source.size, OBJECT_SNIFF_SIZE));
+  readInto(source, head, 0);
+  const format = identifyObjectFile(head);
   if (format === undefined) return undefined;
   if (format !== "elf") {
     throw new OffloadKitError("UNSUPPORTED_OBJECT",
@@ -39,6 +42,8 @@ export function objectBundleEntries(source: ByteSource): IndexedEntry[] | undefi
   }
   return listElfBundleEntries(elf);
 }
+
+const sniffScratch = new Uint8Array(OBJECT_SNIFF_SIZE);
 
 /** Whether an object input's entry is the host's (one 0x00 byte). */
 export function isObjectHostEntry(source: ByteSource, entry: IndexedEntry): boolean {

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Md5Hasher } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
-import { bytesSource, readExact } from "../engine/source.js";
+import { bytesSource, readExact, readInto } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { CCOB_MIN_SIZE, isCompressedBundle, truncatedHash, walkCcobs } from "../formats/ccob.js";
 import type { CcobMember, CcobWalk } from "../formats/ccob.js";
@@ -235,8 +235,13 @@ function readerOf(source: ByteSource) {
 
 /** Is this input compressed, as LLVM 19 decides (the magic, and at least a v1 header's 20 bytes)? */
 export function isCompressedInput(source: ByteSource): boolean {
-  return source.size >= CCOB_MIN_SIZE && isCompressedBundle(readExact(source, 0, 4));
+  if (source.size < CCOB_MIN_SIZE) return false;
+  // Asked once per archive member: the magic goes through one reused buffer.
+  readInto(source, magicScratch, 0);
+  return isCompressedBundle(magicScratch);
 }
+
+const magicScratch = new Uint8Array(4);
 
 function cpuSeconds(start: NodeJS.CpuUsage): { user: number; system: number } {
   const used = process.cpuUsage(start);
