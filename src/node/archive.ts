@@ -105,7 +105,9 @@ function decompressMember(source: ByteSource, options: DecompressOptions): Decom
  * entries: the member is skipped). `entries` is the order the bundler visits them in, `fileOrder` the
  * order they are stored in.
  */
-export function memberBundleEntries(source: ByteSource, engine: Engine, fallback?: Engine): { entries: IndexedEntry[]; fileOrder: IndexedEntry[]; object: boolean } {
+export function memberBundleEntries(
+  source: ByteSource, engine: Engine, fallback?: Engine, ids?: Map<string, string>,
+): { entries: IndexedEntry[]; fileOrder: IndexedEntry[]; object: boolean } {
   const objectEntries = objectBundleEntries(source);
   if (objectEntries !== undefined) return { entries: objectEntries, fileOrder: objectEntries, object: true };
   let read;
@@ -116,7 +118,15 @@ export function memberBundleEntries(source: ByteSource, engine: Engine, fallback
     read = readBinaryBundle(source, { engine: fallback });
   }
   if (read.kind === "none") return { entries: [], fileOrder: [], object: false };
-  const fileOrder = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id, offset, size }));
+  // `ids`: one string per distinct ID across the archive's members (they repeat), not one per member.
+  const intern = (id: string) => {
+    if (ids === undefined) return id;
+    const known = ids.get(id);
+    if (known !== undefined) return known;
+    ids.set(id, id);
+    return id;
+  };
+  const fileOrder = distinctEntries(read.bundle.entries).map(({ id, offset, size }) => ({ id: intern(id), offset, size }));
   return { entries: nativeVisitOrder(fileOrder), fileOrder, object: false };
 }
 
@@ -168,16 +178,28 @@ export function archiveMemberSource(file: ByteSource, archivePath: string, membe
   return new ReopeningFileSource(thinMemberPath(archivePath, member.name), member.name);
 }
 
+/** What is kept of each of the archive's members until the outputs are written: as little as possible. */
+interface MemberContext {
+  readonly opened: DecompressedInput[];
+  readonly ids: Map<string, string>;
+}
+
+const NO_HOST_ENTRIES: ReadonlySet<number> = new Set();
+
 function openMember(
   file: ByteSource, archivePath: string, member: ArchiveMember, engine: Engine, fallback: Engine, decompress: DecompressOptions,
-  opened: DecompressedInput[],
+  context: MemberContext,
 ): OpenMember {
-  const input = decompressMember(archiveMemberSource(file, archivePath, member), decompress);
-  opened.push(input);
-  const { entries, object } = memberBundleEntries(input.source, engine, fallback);
-  const objectHostEntries = new Set<number>();
+  const raw = archiveMemberSource(file, archivePath, member);
+  const input = decompressMember(raw, decompress);
+  // Only decompressed members hold something to release.
+  if (input.source !== raw) context.opened.push(input);
+  const { entries, object } = memberBundleEntries(input.source, engine, fallback, context.ids);
+  let objectHostEntries = NO_HOST_ENTRIES;
   if (object) {
-    for (const entry of entries) if (isObjectHostEntry(input.source, entry)) objectHostEntries.add(entry.offset);
+    const hosts = new Set<number>();
+    for (const entry of entries) if (isObjectHostEntry(input.source, entry)) hosts.add(entry.offset);
+    objectHostEntries = hosts;
   }
   return { name: member.name, entries, source: input.source, objectHostEntries };
 }
@@ -226,7 +248,8 @@ export function unbundleArchive(
     const archive = readArchive(file, { engine: meta });
     const opened: DecompressedInput[] = [];
     try {
-      const members = archive.members.map((m) => openMember(file, path, m, meta, engine, decompress, opened));
+      const context: MemberContext = { opened, ids: new Map() };
+      const members = archive.members.map((m) => openMember(file, path, m, meta, engine, decompress, context));
       // Where each output member's bytes are: the entry's range in its member, or for a fat object's host entry
       // the member without its bundle sections, made once per member.
       const hostObjects = new Map<number, Uint8Array>();
