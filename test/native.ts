@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { HANG_MS } from "./limits.js";
 
 const cache = new Map<string, string | undefined>();
 
@@ -47,7 +48,7 @@ export function runNative(name: string, args: readonly string[], options: { cwd?
     input: options.input,
     maxBuffer: 1 << 30,
     // A native tool that never ends (19's -list on a damaged text bundle prints forever) is killed, not awaited.
-    timeout: 120_000,
+    timeout: HANG_MS,
     killSignal: "SIGKILL",
   });
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr.toString("latin1") };

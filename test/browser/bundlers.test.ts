@@ -14,6 +14,7 @@ import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM, launchChromium } from "./chromium.js";
 import type { Launched } from "./chromium.js";
+import { HANG_MS } from "../limits.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CCOB = join(ROOT, "test/fixtures/ccob/host-gfx906.19.ccob");
@@ -144,7 +145,7 @@ describe.skipIf(CHROMIUM === undefined)("bundling offload-kit for browsers", () 
     tab.on("pageerror", (e) => errors.push(e.message));
     try {
       await tab.goto(url);
-      await tab.waitForFunction(() => document.body.dataset.ready === "1", undefined, { timeout: 20_000 });
+      await tab.waitForFunction(() => document.body.dataset.ready === "1", undefined, { timeout: HANG_MS });
       const ccob = [...readFileSync(CCOB)];
       const result = await tab.evaluate((bytes) => (window as unknown as { offloadKitApp(b: number[]): Promise<unknown> }).offloadKitApp(bytes), ccob);
       expect(result).toEqual({

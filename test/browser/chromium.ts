@@ -12,6 +12,7 @@ import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 import type { Browser, BrowserContext } from "playwright-core";
 import { nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 export const CHROMIUM = nativeTool("chromium");
 
@@ -60,7 +61,7 @@ export async function servePage(args: readonly string[] = []): Promise<Served> {
     const lines = createInterface({ input: child.stdout! });
     lines.once("line", (line) => resolve(line));
     child.once("exit", (code) => reject(new Error(`offload-kit serve exited with ${code}`)));
-    setTimeout(() => reject(new Error("offload-kit serve printed no address within 10 s")), 10_000).unref();
+    setTimeout(() => reject(new Error(`offload-kit serve printed no address within ${HANG_MS / 1000} s`)), HANG_MS).unref();
   });
   return {
     url,

@@ -4,6 +4,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
+import { HANG_MS } from "../limits.js";
 
 const BIN = new URL("../../dist/bin/offload-kit.js", import.meta.url).pathname;
 
@@ -48,7 +49,7 @@ describe("offload-kit serve", () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/serve: error: --port must be a number from 0 to 65535, not 'http'/);
     const { first, stop } = await started(["--port=0"]);
-    const busy = spawnSync(BIN, ["serve", `--port=${new URL(first).port}`], { encoding: "utf8", timeout: 10_000 });
+    const busy = spawnSync(BIN, ["serve", `--port=${new URL(first).port}`], { encoding: "utf8", timeout: HANG_MS });
     expect(busy.status).toBe(1);
     expect(busy.stderr).toMatch(/error: cannot listen on 127\.0\.0\.1:\d+: the port is in use \(try --port=0\)/);
     await stop();

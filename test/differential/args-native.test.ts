@@ -11,6 +11,7 @@ import { parseCommandLine, type ParseResult, type ResponseFileReader } from "../
 import { BUNDLER_OPTIONS, bundlerToolSpec } from "../../src/cli/offload-bundler-options.js";
 import { packagerToolSpec } from "../../src/cli/offload-packager-options.js";
 import { hasNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const BUNDLER_19 = "clang-offload-bundler-19";
 const BUNDLER_22 = "clang-offload-bundler-22";
@@ -61,7 +62,7 @@ interface Outcome {
 }
 
 function runNative(tool: string, argv0: string, args: string[], cwd: string): Outcome {
-  const run = spawnSync(tool, args, { argv0, cwd, encoding: "utf8", timeout: 20_000 });
+  const run = spawnSync(tool, args, { argv0, cwd, encoding: "utf8", timeout: HANG_MS });
   return { code: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 

@@ -15,6 +15,7 @@ import { walkZstdFrames } from "../../src/compress/zstd-frames.js";
 import { parseCcobHeader } from "../../src/formats/ccob.js";
 import { runInDir } from "../cli/harness.js";
 import { hasNative, runNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const FIXTURES = new URL("../fixtures/ccob/", import.meta.url).pathname;
 const HOST = "host-x86_64-unknown-linux-gnu";
@@ -115,7 +116,7 @@ describe.skipIf(!hasNative("clang-offload-bundler-19") || !hasNative("clang-offl
       expect(back.code, back.stderr).toBe(0);
       expect(Buffer.compare(readFileSync(join(root, "o-dev")), readFileSync(join(root, dev)))).toBe(0);
     }
-  }, 120_000);
+  }, HANG_MS);
 
   it("text bundles and zlib-free levels: 19 reads our -compression-level=19 and -type=i output", async () => {
     makeInput("t-host", 300, true, 7);
@@ -156,6 +157,6 @@ describe.skipIf(!existsSync(BUILT) || !hasNative("clang-offload-bundler-19") || 
         expect([mine.status, mine.stderr]).toEqual([0, ""]);
         for (const out of ["w-native", "w-ours"]) expect(Buffer.compare(readFileSync(join(root, out)), readFileSync(join(root, dev)))).toBe(0);
       }
-    }, 120_000);
+    }, HANG_MS);
   },
 );

@@ -12,6 +12,7 @@ import { locate } from "../../src/inspect/locate.js";
 import { extractFile } from "../../src/node/extract.js";
 import { withFile } from "../../src/node/file-source.js";
 import { hasNative, runNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const LIBRARY = process.env.OFFLOAD_KIT_LIBRARY ?? "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1";
 const present = existsSync(LIBRARY);
@@ -63,5 +64,5 @@ describe.skipIf(!present)(`extraction from ${LIBRARY}`, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 300_000);
+  }, HANG_MS);
 });

@@ -17,6 +17,7 @@ import { runBundler } from "../../src/cli/offload-bundler.js";
 import { runInDir } from "../cli/harness.js";
 import { rng } from "../engines.js";
 import { hasNative, nativeTool, runNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const NATIVE = "clang-offload-bundler-19";
 const CASES = Number(process.env.OFFLOAD_KIT_OBJECT_CASES ?? 40);
@@ -129,7 +130,7 @@ function generate(rand: () => number): Generated {
 describe.skipIf(!available)("offload-bundler -type=o vs clang-offload-bundler 19", () => {
   beforeAll(prepare, 120_000);
 
-  it(`bundles, lists and unbundles ${CASES} generated fat objects identically`, { timeout: 600_000 }, async () => {
+  it(`bundles, lists and unbundles ${CASES} generated fat objects identically`, { timeout: HANG_MS }, async () => {
     const rand = rng(4242);
     let unbundled = 0;
     for (let n = 0; n < CASES; n++) {

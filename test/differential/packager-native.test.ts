@@ -12,6 +12,7 @@ import { runPackager } from "../../src/cli/offload-packager.js";
 import { runInDir } from "../cli/harness.js";
 import { rng } from "../engines.js";
 import { hasNative, runNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const PACKAGER = "clang-offload-packager-19";
 const CLANG = "clang-19";
@@ -114,7 +115,7 @@ describe.skipIf(!hasNative(PACKAGER))("offload-packager vs clang-offload-package
       if (theirs.code === 0) checked++;
     }
     expect(checked).toBeGreaterThan(350);
-  }, 120_000);
+  }, HANG_MS);
 
   const PACKAGING: string[][] = [
     ["-o", "m.bin", "--image=file=a.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=openmp", "--image=file=b.bc,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda", "--image=file=n.elf,triple=t1,arch=a1,kind=hip"],

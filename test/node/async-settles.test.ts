@@ -4,6 +4,7 @@
 // test lets the real ones through; a load that never answers is a fetch that never settles.
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { HANG_MS } from "../limits.js";
 
 const state = vi.hoisted(() => ({ mode: "real" as "real" | "fail" }));
 
@@ -18,7 +19,7 @@ vi.mock("../../src/compress/zstd-bytes.generated.js", async (importOriginal) => 
 });
 
 /** Fails the test instead of hanging it: every promise here must settle within `ms`. */
-function settles<T>(promise: Promise<T>, ms = 10_000): Promise<T> {
+function settles<T>(promise: Promise<T>, ms = HANG_MS / 10): Promise<T> {
   return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`did not settle within ${ms} ms`)), ms))]);
 }
 

@@ -18,6 +18,7 @@ import { Rand } from "../fuzz/campaign/rand.js";
 import { mutate } from "../fuzz/campaign/sample.js";
 import { elfSample } from "../fuzz/campaign/targets/elf.js";
 import { nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const COUNT = Number(process.env.OFFLOAD_KIT_OBJCOPY_HOSTILE ?? 300);
 const objcopy = nativeTool("llvm-objcopy-19");
@@ -32,7 +33,7 @@ const HUGE = 64 * 1024 * 1024;
 
 function native(args: string[], out: string): Outcome {
   rmSync(out, { force: true });
-  const r = spawnSync(objcopy!, args, { timeout: 20_000 });
+  const r = spawnSync(objcopy!, args, { timeout: HANG_MS });
   // Killed by the timeout (seen on a 300-byte input): no verdict to compare with.
   if (r.status === null) return { kind: "timeout" };
   if (r.status !== 0 || !existsSync(out)) return { kind: "error", code: `exit ${r.status}` };
@@ -54,7 +55,7 @@ function ours(run: () => Uint8Array): Outcome {
 }
 
 describe.skipIf(objcopy === undefined)("llvm-objcopy-19 on hostile ELF inputs", () => {
-  it(`agrees on ${COUNT} generated and mutated objects`, { timeout: 600_000 }, () => {
+  it(`agrees on ${COUNT} generated and mutated objects`, { timeout: HANG_MS }, () => {
     const disagreements: string[] = [];
     let written = 0;
     let refusedByUs = 0;

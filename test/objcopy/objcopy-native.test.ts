@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { addSections, removeSections } from "../../src/objcopy/index.js";
 import { rng } from "../engines.js";
 import { hasNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const run = promisify(execFile);
 const CASES = Number(process.env.OFFLOAD_KIT_OBJCOPY_CASES ?? 120);
@@ -130,7 +131,7 @@ async function inBatches<T, R>(items: readonly T[], width: number, work: (item: 
 }
 
 describe.skipIf(!native)("llvm-objcopy-19", () => {
-  it(`adds and removes bundle sections byte for byte on ${CASES} generated objects`, { timeout: 600_000 }, async () => {
+  it(`adds and removes bundle sections byte for byte on ${CASES} generated objects`, { timeout: HANG_MS }, async () => {
     const rand = rng(SEED);
     const seeds = Array.from({ length: CASES }, () => Math.floor(rand() * 2 ** 32));
     const outcomes = await inBatches(seeds, 2, async (seed) => {
