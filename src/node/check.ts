@@ -12,7 +12,6 @@
  */
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
-import { join } from "node:path";
 import type { Engine } from "../engine/engine.js";
 import { isOffloadKitError } from "../engine/errors.js";
 import { engine as defaultEngine } from "../engine/select.js";
@@ -60,6 +59,12 @@ export interface CheckedInput {
   readonly problems: readonly ScanProblem[];
   /** Set when the input could not be read (or held nothing readable but problems). */
   readonly error?: { readonly code: string; readonly message: string };
+  /**
+   * Whether the file is offload code at all, for directory walks: something was found, or damage where
+   * offload code is (an ELF file's offload section, an archive, the start of the file). A file that only
+   * quotes a magic somewhere inside (a C source naming `__CLANG_OFFLOAD_BUNDLE__`) is not.
+   */
+  readonly offloadFile: boolean;
 }
 
 export interface CheckOptions {
@@ -115,8 +120,8 @@ function entriesOf(location: Location, gpu: GpuConfig, options: CheckOptions): C
   return entries;
 }
 
-function failed(path: string, error: { code: string; message: string }, problems: readonly ScanProblem[] = []): CheckedInput {
-  return { path, kind: "none", entries: [], deviceEntries: 0, loadable: 0, judgement: judgeEntries([]), problems, error };
+function failed(path: string, error: { code: string; message: string }, problems: readonly ScanProblem[], offloadFile: boolean): CheckedInput {
+  return { path, kind: "none", entries: [], deviceEntries: 0, loadable: 0, judgement: judgeEntries([]), problems, error, offloadFile };
 }
 
 /** Checks one file. */
@@ -129,13 +134,14 @@ export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = 
     })));
   } catch (e) {
     if (!isOffloadKitError(e)) throw e;
-    return failed(path, { code: e.code, message: e.message });
+    return failed(path, { code: e.code, message: e.message }, [], true);
   }
   const entries = entriesOf(location, gpu, options);
   if (entries.length === 0 && location.problems.length > 0) {
     // Nothing readable, only damage: the file is not vouched for.
     const first = location.problems[0]!;
-    return failed(path, { code: first.code, message: `at 0x${first.offset.toString(16)}: ${first.message}` }, location.problems);
+    const offloadFile = location.container !== "other" || location.problems.some((p) => p.offset === 0);
+    return failed(path, { code: first.code, message: `at 0x${first.offset.toString(16)}: ${first.message}` }, location.problems, offloadFile);
   }
   return {
     path,
@@ -145,6 +151,7 @@ export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = 
     loadable: entries.filter((e) => e.verdict.verdict === "loadable").length,
     judgement: judgeEntries(entries.map((e) => e.verdict)),
     problems: location.problems,
+    offloadFile: entries.length > 0,
   };
 }
 
@@ -180,7 +187,8 @@ export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: 
     return walk;
   }
   for (const name of names) {
-    const path = join(dir, name);
+    // As find names them: under the directory as given (`./lib.so` for `.`), not normalised.
+    const path = dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
     let stat: Stats;
     try {
       stat = lstatSync(path);
@@ -191,13 +199,14 @@ export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: 
     let file = path;
     if (stat.isSymbolicLink()) {
       // A link to a directory is not entered; a dangling link or a loop of links is nothing to check.
-      const target = statSync(path, { throwIfNoEntry: false });
-      if (target === undefined || !target.isFile()) continue;
+      let target: Stats;
       try {
+        target = statSync(path);
         file = realpathSync(path);
       } catch {
         continue;
       }
+      if (!target.isFile()) continue;
       stat = target;
     }
     if (stat.isDirectory()) walkDirectory(path, seen, walk);
@@ -240,7 +249,7 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
       for (const file of walk.files) {
         const checked = checkFile(file, gpu, options);
         // In a directory, only files that hold offload code are inputs (a host-only library is not).
-        if (checked.error === undefined && checked.entries.length === 0) skipped.push(file);
+        if (!checked.offloadFile) skipped.push(file);
         else {
           inputs.push(checked);
           found++;
