@@ -165,6 +165,10 @@ export interface WalkError {
 export interface Walk {
   /** Regular files, each once (by device and inode), in walk order (names sorted, depth first). */
   readonly files: string[];
+  /** The device:inode of each file, as `files`. */
+  readonly keys: string[];
+  /** Files met again (a second link, or a directory walked twice in one run), by device:inode. */
+  readonly repeats: string[];
   readonly errors: WalkError[];
 }
 
@@ -178,7 +182,7 @@ function walkError(path: string, e: unknown): WalkError {
  * The regular files below `dir`, as `find DIR -type f` (without -L) reaches them, except that a link to
  * a file counts under the file it points to; `seen` (device:inode) spans the walks of one run.
  */
-export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], errors: [] }): Walk {
+export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], keys: [], repeats: [], errors: [] }): Walk {
   let names: string[];
   try {
     names = readdirSync(dir).sort();
@@ -212,9 +216,13 @@ export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: 
     if (stat.isDirectory()) walkDirectory(path, seen, walk);
     else if (stat.isFile()) {
       const key = `${stat.dev}:${stat.ino}`;
-      if (seen.has(key)) continue;
+      if (seen.has(key)) {
+        walk.repeats.push(key);
+        continue;
+      }
       seen.add(key);
       walk.files.push(file);
+      walk.keys.push(key);
     }
   }
   return walk;
@@ -240,18 +248,21 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
   const emptyDirectories: string[] = [];
   const unreadable: WalkError[] = [];
   const seen = new Set<string>();
+  /** Files (device:inode) found to be inputs, so a directory walked again still counts them. */
+  const offloadKeys = new Set<string>();
   for (const path of paths) {
     const stat = statSync(path, { throwIfNoEntry: false });
     if (stat?.isDirectory()) {
       const walk = walkDirectory(path, seen);
       unreadable.push(...walk.errors);
-      let found = 0;
-      for (const file of walk.files) {
+      let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
+      for (const [i, file] of walk.files.entries()) {
         const checked = checkFile(file, gpu, options);
         // In a directory, only files that hold offload code are inputs (a host-only library is not).
         if (!checked.offloadFile) skipped.push(file);
         else {
           inputs.push(checked);
+          offloadKeys.add(walk.keys[i]!);
           found++;
         }
       }

@@ -155,6 +155,11 @@ describe("offload-kit check", () => {
     expect(r.stdout.toString()).toContain("(1 other file skipped)");
     const empty = await kit(["--gpu=gfx90a:xnack-", "tree/sub", join(dir, "tree/readme.txt")]);
     expect(empty.code).toBe(1);
+    // A directory given twice (or inside another given) holds its files once, and is not empty the second time.
+    const twice = await kit(["--gpu=gfx90a:xnack-", "--json", "tree", "tree/sub"]);
+    expect(twice.code).toBe(0);
+    expect(JSON.parse(twice.stdout.toString()).inputs.map((i: { path: string }) => i.path)).toEqual(["tree/sub/k.hipfb"]);
+    expect(JSON.parse(twice.stdout.toString()).emptyDirectories).toEqual([]);
   });
 
   it("prints JSON for pipelines", async () => {
