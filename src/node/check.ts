@@ -77,7 +77,8 @@ function kindOf(location: Location): InputKind {
   if (location.container === "archive") return "archive";
   const bundle = location.bundles[0];
   const run = location.offloadBinaries[0];
-  if (bundle !== undefined && (run === undefined || bundle.offset <= run.offset || bundle.compressed !== undefined)) {
+  // Named for its bundles when it has any, else for its offload binaries.
+  if (bundle !== undefined) {
     if (bundle.compressed !== undefined) return "compressed bundle";
     if (bundle.format === "text") return "text bundle";
     if (bundle.format === "object") return "fat object";
