@@ -65,6 +65,8 @@ export interface CheckedInput {
    * quotes a magic somewhere inside (a C source naming `__CLANG_OFFLOAD_BUNDLE__`) is not.
    */
   readonly offloadFile: boolean;
+  /** Set when `error` is the file's own failing open or read (a walk reports such files as unreadable entries). */
+  readonly readError?: boolean;
 }
 
 export interface CheckOptions {
@@ -135,7 +137,8 @@ export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = 
     })));
   } catch (e) {
     if (!isOffloadKitError(e)) throw e;
-    return failed(path, { code: e.code, message: e.message }, [], true);
+    // The locator turns what it cannot make sense of into problems: what escapes is the source failing.
+    return { ...failed(path, { code: e.code, message: e.message }, [], true), readError: true };
   }
   const entries = entriesOf(location, gpu, options);
   if (entries.length === 0 && location.problems.length > 0) {
@@ -233,7 +236,7 @@ export interface CheckRun {
   readonly inputs: readonly CheckedInput[];
   /** Files found in directories that hold no offload code (not counted as inputs). */
   readonly skipped: readonly string[];
-  /** Directories given that held no offload file at all. */
+  /** Directories given that held no offload file at all (in what could be read). */
   readonly emptyDirectories: readonly string[];
   /** Directories and entries a walk could not read (reported, skipped; they fail the run). */
   readonly unreadable: readonly WalkError[];
@@ -259,15 +262,17 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
       let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
       for (const [i, file] of walk.files.entries()) {
         const checked = checkFile(file, gpu, options);
-        // In a directory, only files that hold offload code are inputs (a host-only library is not).
-        if (!checked.offloadFile) skipped.push(file);
+        // In a directory, only files that hold offload code are inputs (a host-only library is not), and a
+        // file that cannot be read is an unreadable entry of the walk, as find reports it.
+        if (checked.readError === true) unreadable.push({ path: file, code: checked.error!.code, message: checked.error!.message });
+        else if (!checked.offloadFile) skipped.push(file);
         else {
           inputs.push(checked);
           offloadKeys.add(walk.keys[i]!);
           found++;
         }
       }
-      if (found === 0 && walk.errors.length === 0) emptyDirectories.push(path);
+      if (found === 0) emptyDirectories.push(path);
     } else {
       inputs.push(checkFile(path, gpu, options));
     }

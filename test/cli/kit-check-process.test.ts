@@ -155,14 +155,18 @@ describe("issue 19 item 6: directory walks as find without -L", () => {
     const dir = tree();
     chmodSync(dir, 0o755);
     chmodSync(join(dir, "tree/locked"), 0o000);
+    writeFileSync(join(dir, "tree/sub/secret.hipfb"), bundle([HOST, G("gfx90a")]), { mode: 0o600 });
     const r = check(["--gpu=gfx90a:xnack-", "tree"], { cwd: dir, prefix: setpriv });
-    expect(r.stderr).toBe("offload-kit check: error: 'tree/locked': Permission denied\n");
+    expect(r.stderr).toBe("offload-kit check: error: 'tree/locked': Permission denied\noffload-kit check: error: 'tree/sub/secret.hipfb': Permission denied\n");
     expect(r.stdout).toContain(`${join(dir, "tree/a.hipfb.1.1")}: bundle, 1 device entry, 1 loadable on gfx90a:xnack-`);
     expect(r.stdout).toContain("tree/sub/b.hipfb: bundle");
-    expect(r.stdout).toMatch(/FAIL: every input found has device code gfx90a:xnack- can load, but not every file could be read \(1 entry could not be read\)\n$/);
+    expect(r.stdout).toMatch(/FAIL: every input found has device code gfx90a:xnack- can load, but not every file could be read \(2 entries could not be read\)\n$/);
     expect(r.code).toBe(1);
     const json = JSON.parse(check(["--gpu=gfx90a:xnack-", "--json", "tree"], { cwd: dir, prefix: setpriv }).stdout);
-    expect(json.unreadable).toEqual([{ path: "tree/locked", code: "EACCES", message: "'tree/locked': Permission denied" }]);
+    expect(json.unreadable).toEqual([
+      { path: "tree/locked", code: "EACCES", message: "'tree/locked': Permission denied" },
+      { path: "tree/sub/secret.hipfb", code: "EACCES", message: "'tree/sub/secret.hipfb': Permission denied" },
+    ]);
     expect(json.inputs).toHaveLength(2);
     expect(json.ok).toBe(false);
   }, TIMEOUT);
