@@ -29,8 +29,8 @@ export type { CompressedBundleInfo, FoundBundle, FoundEntry, ScanOptions, ScanPr
 export { imageTargetId, isOffloadSectionName, locate } from "./inspect/locate.js";
 export type { LocateOptions, LocatedBundle, LocatedOffloadBinaries, Location, SearchedRegion } from "./inspect/locate.js";
 export { fileSizes, processorOf, totalSizes } from "./inspect/sizes.js";
-export { GENERIC_PROCESSOR_FAMILIES, checkEntry, parseGpu } from "./inspect/check.js";
-export type { CheckReason, EntryVerdict, GpuConfig, Verdict } from "./inspect/check.js";
+export { GENERIC_PROCESSOR_FAMILIES, checkEntry, describeSettings, judgeEntries, parseGpu } from "./inspect/check.js";
+export type { CheckReason, EntryVerdict, FileJudgement, GpuConfig, SettingCase, Verdict } from "./inspect/check.js";
 export { locationJson } from "./inspect/location-json.js";
 export type { BundleJson, EntryJson, ImageJson, LocationJson, OffloadRunJson } from "./inspect/location-json.js";
 export type { BundleSizeRow, FileSizes, SizeRow, SizesTotal } from "./inspect/sizes.js";

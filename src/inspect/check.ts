@@ -5,8 +5,11 @@
  * processors must be the same, alternative names resolved). Pure: src/node/check.ts finds the entries.
  *
  * Beyond the bundler's own matching (which is about requested targets, not devices):
- * - the GPU's configuration can leave a feature unsaid (`--gpu=gfx90a`); an entry that needs it on or
- *   off is then "unknown", not loadable, and the report says which setting it needs;
+ * - the GPU's configuration can leave a feature unsaid (`--gpu=gfx90a`). A device always runs with a
+ *   definite setting (rocminfo prints `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`; xnack is off unless
+ *   HSA_XNACK=1), so an entry that needs the feature on or off is "unknown" (`needs` says the setting),
+ *   and a file is judged by `judgeEntries`: it passes when, for every setting of the unsaid features,
+ *   some entry loads (librocsparse ships `xnack+` and `xnack-` variants: one of them always loads);
  * - generic code objects (`gfx9-generic`, ...) load on every processor of their family
  *   (llvm/docs/AMDGPUUsage.rst "Generic processors"; code object v6 and a runtime that supports it);
  * - `spirv64-amd-amdhsa--amdgcnspirv` entries are compiled for the device when loaded, so any AMD GPU
@@ -41,14 +44,19 @@ export type CheckReason =
   | { readonly code: "any-features"; readonly features: readonly string[] }
   | { readonly code: "generic"; readonly family: string }
   | { readonly code: "spirv" }
-  /** Unknown: the entry needs a feature setting the GPU configuration does not state. */
-  | { readonly code: "needs-setting"; readonly feature: string; readonly setting: boolean };
+  /**
+   * Unknown: the entry needs feature settings the GPU configuration does not state; `feature` and
+   * `setting` name the first, `settings` all of them.
+   */
+  | { readonly code: "needs-setting"; readonly feature: string; readonly setting: boolean; readonly settings: Readonly<Record<string, boolean>> };
 
 export interface EntryVerdict {
   readonly verdict: Verdict;
   readonly reason?: CheckReason;
   /** What the reason says, in one sentence. */
   readonly message: string;
+  /** For "unknown": the settings of the unstated features under which the entry loads (`{ xnack: true }`). */
+  readonly needs?: Readonly<Record<string, boolean>>;
 }
 
 /** Generic processors and the processors whose code they run on (AMDGPUUsage "Generic processors"). */
@@ -69,22 +77,42 @@ function onOff(setting: boolean): string {
 }
 
 /**
+ * The target ID in `text` and the triple it was written with, if any: rocminfo names an agent
+ * `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-` (triple, empty environment, target ID), and entry IDs
+ * write NVIDIA ones `nvptx64-nvidia-cuda--sm_80`; one `-` after the triple is accepted too.
+ */
+function splitTriple(text: string): { triple?: string; targetId: string } {
+  for (const triple of [AMD_TRIPLE, NVIDIA_TRIPLE]) {
+    if (!text.startsWith(`${triple}-`)) continue;
+    const rest = text.substring(triple.length + 1);
+    return { triple, targetId: rest.startsWith("-") ? rest.substring(1) : rest };
+  }
+  return { targetId: text };
+}
+
+/**
  * Parses `--gpu`: an AMDGPU target ID (`gfx90a:xnack-`, `gfx942:sramecc+:xnack-`, alternative names
- * accepted) or an NVIDIA `sm_XX`. Throws OffloadKitError with clang's wording for a malformed ID.
+ * accepted) or an NVIDIA `sm_XX`, bare or after its triple as rocminfo prints it
+ * (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`). Throws OffloadKitError with clang's wording for a
+ * malformed ID.
  */
 export function parseGpu(text: string): GpuConfig {
-  const processor = text.split(":")[0];
+  const { triple, targetId } = splitTriple(text);
+  const processor = targetId.split(":")[0]!;
   if (isNvptxSmName(processor)) {
-    const parsed = parseTargetId(NVIDIA_TRIPLE, text, 22);
+    if (triple === AMD_TRIPLE) throw new OffloadKitError("BAD_GPU", `invalid GPU '${text}': '${processor}' is an NVIDIA processor, not an ${AMD_TRIPLE} one`);
+    const parsed = parseTargetId(NVIDIA_TRIPLE, targetId, 22);
     if (!parsed.ok) throw new OffloadKitError("BAD_GPU", `${parsed.error.message} (NVIDIA processors take no features)`);
     return { input: text, vendor: "nvidia", processor: parsed.value.processor, features: parsed.value.features, canonical: parsed.value.canonical };
   }
+  if (triple === NVIDIA_TRIPLE) throw new OffloadKitError("BAD_GPU", `invalid GPU '${text}': '${processor}' is not an NVIDIA processor (sm_XX)`);
   // The newest table knows the most processors (22 adds gfx950, gfx1153, ...); 19 knows gfx940/941.
-  let parsed = parseTargetId(AMD_TRIPLE, text, 22);
-  if (!parsed.ok && parsed.error.code === "unknown-processor") parsed = parseTargetId(AMD_TRIPLE, text, 19);
+  let parsed = parseTargetId(AMD_TRIPLE, targetId, 22);
+  if (!parsed.ok && parsed.error.code === "unknown-processor") parsed = parseTargetId(AMD_TRIPLE, targetId, 19);
   if (!parsed.ok) {
     throw new OffloadKitError("BAD_GPU", `invalid GPU '${text}': ${parsed.error.message}; format is a processor name followed by an ` +
-      "optional colon-delimited list of features followed by an enable/disable sign (e.g., 'gfx908:sramecc+:xnack-')");
+      "optional colon-delimited list of features followed by an enable/disable sign (e.g., 'gfx908:sramecc+:xnack-'), " +
+      `optionally after the triple as rocminfo prints it ('${AMD_TRIPLE}--gfx908:sramecc+:xnack-')`);
   }
   return { input: text, vendor: "amd", processor: parsed.value.processor, features: parsed.value.features, canonical: parsed.value.canonical };
 }
@@ -147,19 +175,27 @@ export function checkEntry(id: string, gpu: GpuConfig, options: { kind?: string 
   }
   const anyFeatures: string[] = [];
   for (const feature of resolveFeatures(gpu)) if (!parsed.features.has(feature)) anyFeatures.push(feature);
+  // A stated setting that differs rules the entry out whatever the unstated ones are, so all stated
+  // features are compared before an unstated one can make the verdict "unknown".
+  const needs: Record<string, boolean> = {};
   for (const [feature, setting] of parsed.features) {
     const gpuSetting = gpu.features.get(feature);
     if (gpuSetting === undefined) {
-      return {
-        verdict: "unknown",
-        reason: { code: "needs-setting", feature, setting },
-        message: `needs ${feature} ${onOff(setting)}; --gpu=${gpu.input} does not say how ${feature} is set`,
-      };
-    }
-    if (gpuSetting !== setting) {
+      needs[feature] = setting;
+    } else if (gpuSetting !== setting) {
       return notLoadable({ code: "feature-mismatch", feature, codeObjectSetting: setting, targetSetting: gpuSetting },
         `needs ${feature} ${onOff(setting)}, the GPU has it ${onOff(gpuSetting)}`);
     }
+  }
+  const needed = Object.keys(needs);
+  if (needed.length > 0) {
+    return {
+      verdict: "unknown",
+      reason: { code: "needs-setting", feature: needed[0]!, setting: needs[needed[0]!]!, settings: needs },
+      message: `loads only with ${needed.map((f) => `${f} ${onOff(needs[f]!)}`).join(" and ")}; ` +
+        `--gpu=${gpu.input} does not say how ${needed.join(" and ")} ${needed.length === 1 ? "is" : "are"} set`,
+      needs,
+    };
   }
   if (generic !== undefined) return loadable({ code: "generic", family: generic }, `generic code object: ${generic} covers ${gpu.processor} (code object v6 runtimes)`);
   if (anyFeatures.length > 0) return loadable({ code: "any-features", features: anyFeatures }, `built for any ${anyFeatures.join(" and any ")}`);
@@ -175,4 +211,48 @@ function resolveFeatures(gpu: GpuConfig): string[] {
   if (resolved.features.sramecc) names.push("sramecc");
   if (resolved.features.xnack) names.push("xnack");
   return names;
+}
+
+/** One setting of the features `--gpu` leaves unstated, and how many entries load under it. */
+export interface SettingCase {
+  /** Empty when `--gpu` states every feature the entries depend on. */
+  readonly settings: Readonly<Record<string, boolean>>;
+  readonly loadable: number;
+}
+
+/** What a file's entries add up to on one GPU configuration. */
+export interface FileJudgement {
+  /** Some entry loads whichever way the unstated features are set. */
+  readonly ok: boolean;
+  /** Features `--gpu` leaves unstated that some entry depends on, alphabetically (as target IDs list them). */
+  readonly unstated: readonly string[];
+  /** Every setting of `unstated` (one case, with no settings, when nothing is unstated). */
+  readonly cases: readonly SettingCase[];
+}
+
+/**
+ * Judges a file by its entries' verdicts: it passes when, for every setting of the features the GPU
+ * configuration leaves unstated, at least one entry loads (an entry that is "loadable" loads under
+ * every setting; an "unknown" one under the settings it `needs`). Features no entry depends on do not
+ * matter, so a file with no "unknown" entries passes when one entry is loadable.
+ */
+export function judgeEntries(verdicts: readonly EntryVerdict[]): FileJudgement {
+  const unstated: string[] = [];
+  for (const v of verdicts) for (const feature of Object.keys(v.needs ?? {})) if (!unstated.includes(feature)) unstated.push(feature);
+  unstated.sort();
+  const cases: SettingCase[] = [];
+  for (let bits = 0; bits < 2 ** unstated.length; bits++) {
+    // Off before on: the first case is the usual setting (xnack off unless HSA_XNACK=1).
+    const settings: Record<string, boolean> = {};
+    unstated.forEach((feature, i) => { settings[feature] = (bits & (1 << (unstated.length - 1 - i))) !== 0; });
+    const loadable = verdicts.filter((v) => v.verdict === "loadable" ||
+      (v.verdict === "unknown" && Object.entries(v.needs ?? {}).every(([f, on]) => settings[f] === on))).length;
+    cases.push({ settings, loadable });
+  }
+  return { ok: cases.every((c) => c.loadable > 0), unstated, cases };
+}
+
+/** `xnack on (+) and sramecc off (-)`, for reports. */
+export function describeSettings(settings: Readonly<Record<string, boolean>>): string {
+  return Object.entries(settings).map(([feature, on]) => `${feature} ${onOff(on)}`).join(" and ");
 }

@@ -7,7 +7,7 @@
  *
  * | container | how |
  * |---|---|
- * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*`, `.nv_fatbin`, `__nv_relfatbin` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). An ELF file with none of these sections, or whose section table cannot be read, is walked whole |
+ * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*`, `.nv_fatbin`, `__nv_relfatbin` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). Nothing else in the file is searched: the toolchains put device code only in these sections, and other sections hold the magics as data (libamdhip64's `.rodata` has the string `__CLANG_OFFLOAD_BUNDLE__`, libLLVM's code the OffloadBinary magic), so an ELF file with a section table and none of these sections holds no device code. Only an ELF file without a section table, or whose section table cannot be read, is walked whole |
  * | archive (`!<arch>`) | each member in turn, by the same rules (nested archives up to 8 deep); thin archives' members live in other files and are not followed |
  * | anything else | walked whole, as one region |
  *
@@ -70,7 +70,7 @@ export interface LocatedOffloadBinaries extends FoundOffloadBinaries {
 export interface SearchedRegion {
   readonly offset: number;
   readonly size: number;
-  /** `section`: an offload section named in an ELF section table; `whole`: a file or member with no such sections. */
+  /** `section`: an offload section named in an ELF section table; `whole`: a file or member that is not ELF, or an ELF one without a readable section table. */
   readonly how: "section" | "whole";
   /** The section's name, for sections. */
   readonly section?: string;
@@ -212,7 +212,11 @@ class Locator {
     }
   }
 
-  /** Walks an ELF file's offload sections; false when it has none (or no readable section table), so it is walked whole. */
+  /**
+   * Walks an ELF file's offload sections. True when the section table was read (whether or not it names
+   * offload sections: without them the file holds no device code); false when there is no section table
+   * or it cannot be read, so the file is walked whole.
+   */
   private elf(start: number, size: number, where: Where, depth: number): boolean {
     let sections;
     let names;
@@ -249,7 +253,8 @@ class Locator {
         regions.push({ name, offset, size: range.size });
       }
     }
-    if (!found) return false;
+    if (sections.length === 0) return false;
+    if (!found) return true;
     if (objectEntries.length > 0) {
       const first = Math.min(...objectEntries.map((e) => e.offset));
       const end = Math.max(...objectEntries.map((e) => e.offset + e.size));

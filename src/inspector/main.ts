@@ -14,7 +14,8 @@ import type { BundleJson, ImageJson, LocationJson } from "../inspect/location-js
 import { imageTargetId } from "../inspect/locate.js";
 import { getImageKindName } from "../formats/offload-binary.js";
 import { stem } from "../llvm/path.js";
-import { parseGpu } from "../inspect/check.js";
+import { describeSettings, judgeEntries, parseGpu } from "../inspect/check.js";
+import type { EntryVerdict } from "../inspect/check.js";
 import { processorOf } from "../inspect/sizes.js";
 import { sizeChart } from "./chart.js";
 import { element, formatBytes, formatCount, hex } from "./dom.js";
@@ -172,6 +173,7 @@ function renderVerdicts(): void {
   }
   let device = 0;
   let loadable = 0;
+  const verdicts: EntryVerdict[] = [];
   for (const row of Array.from(document.querySelectorAll<HTMLElement>("tr.entry, tr.image"))) {
     const cell = row.querySelector(".verdict")!;
     if (choice === undefined) {
@@ -185,8 +187,16 @@ function renderVerdicts(): void {
     (cell as HTMLElement).title = verdict.message;
     if (verdict.verdict !== "host") device++;
     if (verdict.verdict === "loadable") loadable++;
+    verdicts.push(verdict);
   }
-  summary.textContent = choice === undefined ? "" : `${loadable} of ${device} device entries load on ${choice.gpu.canonical}${choice.kind !== undefined ? ` (${choice.kind})` : ""}`;
+  if (choice === undefined) {
+    summary.textContent = "";
+    return;
+  }
+  // As `offload-kit check` counts them: with a feature left unset, per setting of it.
+  const { unstated, cases } = judgeEntries(verdicts);
+  const perSetting = unstated.length === 0 ? "" : `; ${cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ")}`;
+  summary.textContent = `${loadable} of ${device} device entries load on ${choice.gpu.canonical}${choice.kind !== undefined ? ` (${choice.kind})` : ""}${perSetting}`;
 }
 
 function offerProcessors(): void {

@@ -1,33 +1,45 @@
 /**
- * The inputs of `offload-kit check`: every bundle entry in a file (a bundle, a compressed bundle, a fat
- * object, a host executable with embedded bundles, an archive of any of these) or in the offload files
- * of a directory, each with the verdict of src/inspect/check.ts for one GPU configuration.
+ * The inputs of `offload-kit check`: every bundle entry and offload image in a file, found by the one
+ * locator that `ls`, `extract` and `sizes` use (src/inspect/locate.ts: bundles, compressed bundles, fat
+ * objects, offload binaries, the offload sections of ELF files, archive members), or in the offload
+ * files of a directory, each with the verdict of src/inspect/check.ts for one GPU configuration.
  *
- * Archive members are read as the bundler reads them (src/node/archive.ts: decompressed, fat objects
- * by section, anything else as a binary bundle); other files as `offload-kit ls` scans them, so a
- * bundle embedded in an executable counts too, and a fat object's `__CLANG_OFFLOAD_BUNDLE__` sections.
+ * Directories are walked as `find DIR` walks them (without -L): a symbolic link named on the command
+ * line is followed; inside a walked directory a link to a file counts once, under the file it points
+ * to (files are told apart by device and inode, so two links and the file are one input), a link to a
+ * directory is not entered (`ln -s . self` cannot loop, a link to /usr/lib cannot leave the tree), and
+ * a directory or entry that cannot be read is reported and skipped while the walk goes on.
  */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import type { Stats } from "node:fs";
 import type { Engine } from "../engine/engine.js";
-import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
-import { createEngine, engine as defaultEngine } from "../engine/select.js";
-import { readExact } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { isArchive, readArchive } from "../formats/archive.js";
-import { OBJECT_SNIFF_SIZE } from "../formats/object-file.js";
-import { checkEntry } from "../inspect/check.js";
-import type { EntryVerdict, GpuConfig } from "../inspect/check.js";
-import { scanBundles } from "../inspect/scan.js";
-import { archiveMemberSource, memberBundleEntries } from "./archive.js";
-import { decompressMember, openDecompressed } from "./decompress.js";
+import { isOffloadKitError } from "../engine/errors.js";
+import { engine as defaultEngine } from "../engine/select.js";
+import { checkEntry, judgeEntries } from "../inspect/check.js";
+import type { EntryVerdict, FileJudgement, GpuConfig } from "../inspect/check.js";
+import { imageTargetId, locate } from "../inspect/locate.js";
+import type { Location } from "../inspect/locate.js";
+import type { ScanProblem } from "../inspect/scan.js";
+import { withCcobPrefetch } from "./decompress.js";
+import { fileError } from "./errors.js";
 import { withFile } from "./file-source.js";
+import { codecDecompressor } from "./packager-codecs.js";
 
-export type InputKind = "archive" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles" | "none";
+export type InputKind =
+  | "archive" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
+  | "offload binary" | "embedded offload binaries" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */
   readonly member?: string;
+  /** The bundle holding the entry: its index among the file's bundles, as `ls` and `extract` count them. */
+  readonly bundle?: number;
+  /** For an offload image (0x10FF10AD): its index among the file's images, as `ls` and `llvm-objdump --offloading` count them. */
+  readonly image?: number;
+  /** Where the payload starts: in the file, or in the decompressed bytes of the compressed bundle at `compressedAt`. */
+  readonly offset: number;
+  readonly compressedAt?: number;
+  /** The bundle entry ID, or `<kind>-<triple>-<arch>` for an offload image. */
   readonly id: string;
   readonly size: number;
   readonly verdict: EntryVerdict;
@@ -39,9 +51,22 @@ export interface CheckedInput {
   readonly entries: readonly CheckedEntry[];
   /** Entries that are device code (not host). */
   readonly deviceEntries: number;
+  /** Entries that load whatever the unstated features are. */
   readonly loadable: number;
-  /** Set when the input could not be read. */
+  /** Whether some entry loads under every setting of the features `--gpu` leaves unstated. */
+  readonly judgement: FileJudgement;
+  /** What the locator could not read (a damaged bundle in an offload section, a CUDA fatbinary). */
+  readonly problems: readonly ScanProblem[];
+  /** Set when the input could not be read (or held nothing readable but problems). */
   readonly error?: { readonly code: string; readonly message: string };
+  /**
+   * Whether the file is offload code at all, for directory walks: something was found, or damage where
+   * offload code is (an ELF file's offload section, an archive, the start of the file). A file that only
+   * quotes a magic somewhere inside (a C source naming `__CLANG_OFFLOAD_BUNDLE__`) is not.
+   */
+  readonly offloadFile: boolean;
+  /** Set when `error` is the file's own failing open or read (a walk reports such files as unreadable entries). */
+  readonly readError?: boolean;
 }
 
 export interface CheckOptions {
@@ -50,106 +75,200 @@ export interface CheckOptions {
   readonly engine?: Engine;
 }
 
-const METADATA_WINDOW = 4 * 1024;
-
-interface FoundEntry {
-  readonly member?: string;
-  readonly id: string;
-  readonly size: number;
+function kindOf(location: Location): InputKind {
+  if (location.container === "archive") return "archive";
+  const bundle = location.bundles[0];
+  const run = location.offloadBinaries[0];
+  // Named for its bundles when it has any, else for its offload binaries.
+  if (bundle !== undefined) {
+    if (bundle.compressed !== undefined) return "compressed bundle";
+    if (bundle.format === "text") return "text bundle";
+    if (bundle.format === "object") return "fat object";
+    return bundle.offset === 0 && bundle.section === undefined ? "bundle" : "embedded bundles";
+  }
+  if (run !== undefined) return run.offset === 0 && run.section === undefined ? "offload binary" : "embedded offload binaries";
+  return "none";
 }
 
-function entriesOfFile(path: string, source: ByteSource, engine: Engine, fallback: Engine): { kind: InputKind; entries: FoundEntry[] } {
-  const head = readExact(source, 0, Math.min(source.size, OBJECT_SNIFF_SIZE));
-  if (isArchive(head)) {
-    const archive = readArchive(source, { engine });
-    const entries: FoundEntry[] = [];
-    for (const member of archive.members) {
-      const input = openDecompressed(archiveMemberSource(source, path, member));
-      try {
-        for (const e of memberBundleEntries(input.source, engine, fallback).fileOrder) entries.push({ member: member.name, id: e.id, size: e.size });
-      } finally {
-        input.close();
-      }
+function entriesOf(location: Location, gpu: GpuConfig, options: CheckOptions): CheckedEntry[] {
+  const entries: CheckedEntry[] = [];
+  const verdict = (id: string) => checkEntry(id, gpu, { kind: options.kind });
+  for (const bundle of location.bundles) {
+    for (const e of bundle.entries) {
+      entries.push({
+        ...(bundle.member !== undefined ? { member: bundle.member } : {}),
+        bundle: bundle.index,
+        offset: e.offset,
+        ...(bundle.compressed !== undefined ? { compressedAt: bundle.compressed.offset } : {}),
+        id: e.id,
+        size: e.size,
+        verdict: verdict(e.id),
+      });
     }
-    return { kind: "archive", entries };
   }
-  const entries: FoundEntry[] = [];
-  let kind: InputKind = "none";
-  const report = scanBundles(source, fallback, { openCompressed: (input, member) => decompressMember(input, member) });
-  if (report.bundles.length === 0 && report.problems.length > 0) {
-    const problem = report.problems[0];
-    throw new OffloadKitError(problem.code, problem.message, { offset: problem.offset });
-  }
-  for (const bundle of report.bundles) {
-    if (kind === "none") {
-      if (bundle.compressed !== undefined) kind = "compressed bundle";
-      else if (bundle.format === "text") kind = "text bundle";
-      else if (bundle.format === "object") kind = "fat object";
-      else kind = bundle.offset === 0 ? "bundle" : "embedded bundles";
+  for (const run of location.offloadBinaries) {
+    for (const image of run.images) {
+      const id = imageTargetId(image);
+      entries.push({
+        ...(run.member !== undefined ? { member: run.member } : {}),
+        image: image.index,
+        // A compressed image's offset is in its inflated bytes; where its binary starts says where it is.
+        offset: image.compressed ? image.binaryOffset : image.offset,
+        id,
+        size: image.size,
+        verdict: verdict(id),
+      });
     }
-    for (const e of bundle.entries) entries.push({ id: e.id, size: e.size });
   }
-  return { kind, entries };
+  return entries;
+}
+
+function failed(path: string, error: { code: string; message: string }, problems: readonly ScanProblem[], offloadFile: boolean): CheckedInput {
+  return { path, kind: "none", entries: [], deviceEntries: 0, loadable: 0, judgement: judgeEntries([]), problems, error, offloadFile };
 }
 
 /** Checks one file. */
 export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = {}): CheckedInput {
   const engine = options.engine ?? defaultEngine();
+  let location: Location;
   try {
-    return withFile(path, (source) => {
-      const meta = createEngine(engine.kind, METADATA_WINDOW);
-      const { kind, entries } = entriesOfFile(path, source, meta, engine);
-      const checked = entries.map((e) => ({ ...e, verdict: checkEntry(e.id, gpu, { kind: options.kind }) }));
-      return {
-        path,
-        kind,
-        entries: checked,
-        deviceEntries: checked.filter((e) => e.verdict.verdict !== "host").length,
-        loadable: checked.filter((e) => e.verdict.verdict === "loadable").length,
-      };
-    });
+    location = withFile(path, (source) => withCcobPrefetch({}, (ccob) => locate(source, {
+      ...ccob, engine, decompressOffload: codecDecompressor(),
+    })));
   } catch (e) {
     if (!isOffloadKitError(e)) throw e;
-    return { path, kind: "none", entries: [], deviceEntries: 0, loadable: 0, error: { code: e.code, message: e.message } };
+    // The locator turns what it cannot make sense of into problems: what escapes is the source failing.
+    return { ...failed(path, { code: e.code, message: e.message }, [], true), readError: true };
   }
+  const entries = entriesOf(location, gpu, options);
+  if (entries.length === 0 && location.problems.length > 0) {
+    // Nothing readable, only damage: the file is not vouched for.
+    const first = location.problems[0]!;
+    const offloadFile = location.container !== "other" || location.problems.some((p) => p.offset === 0);
+    return failed(path, { code: first.code, message: `at 0x${first.offset.toString(16)}: ${first.message}` }, location.problems, offloadFile);
+  }
+  return {
+    path,
+    kind: kindOf(location),
+    entries,
+    deviceEntries: entries.filter((e) => e.verdict.verdict !== "host").length,
+    loadable: entries.filter((e) => e.verdict.verdict === "loadable").length,
+    judgement: judgeEntries(entries.map((e) => e.verdict)),
+    problems: location.problems,
+    offloadFile: entries.length > 0,
+  };
 }
 
-/** The files below `dir` (sorted, depth first; symbolic links are not followed). */
-export function listFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (stat === undefined) continue;
-    if (stat.isDirectory()) out.push(...listFiles(path));
-    else if (stat.isFile()) out.push(path);
+/** A directory or entry a walk could not read. */
+export interface WalkError {
+  readonly path: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface Walk {
+  /** Regular files, each once (by device and inode), in walk order (names sorted, depth first). */
+  readonly files: string[];
+  /** The device:inode of each file, as `files`. */
+  readonly keys: string[];
+  /** Files met again (a second link, or a directory walked twice in one run), by device:inode. */
+  readonly repeats: string[];
+  readonly errors: WalkError[];
+}
+
+function walkError(path: string, e: unknown): WalkError {
+  if ((e as NodeJS.ErrnoException).code === undefined) throw e;
+  const error = fileError(path, e);
+  return { path, code: error.code, message: error.message };
+}
+
+/**
+ * The regular files below `dir`, as `find DIR -type f` (without -L) reaches them, except that a link to
+ * a file counts under the file it points to; `seen` (device:inode) spans the walks of one run.
+ */
+export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], keys: [], repeats: [], errors: [] }): Walk {
+  let names: string[];
+  try {
+    names = readdirSync(dir).sort();
+  } catch (e) {
+    walk.errors.push(walkError(dir, e));
+    return walk;
   }
-  return out;
+  for (const name of names) {
+    // As find names them: under the directory as given (`./lib.so` for `.`), not normalised.
+    const path = dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
+    let stat: Stats;
+    try {
+      stat = lstatSync(path);
+    } catch (e) {
+      walk.errors.push(walkError(path, e));
+      continue;
+    }
+    let file = path;
+    if (stat.isSymbolicLink()) {
+      // A link to a directory is not entered; a dangling link or a loop of links is nothing to check.
+      let target: Stats;
+      try {
+        target = statSync(path);
+        file = realpathSync(path);
+      } catch {
+        continue;
+      }
+      if (!target.isFile()) continue;
+      stat = target;
+    }
+    if (stat.isDirectory()) walkDirectory(path, seen, walk);
+    else if (stat.isFile()) {
+      const key = `${stat.dev}:${stat.ino}`;
+      if (seen.has(key)) {
+        walk.repeats.push(key);
+        continue;
+      }
+      seen.add(key);
+      walk.files.push(file);
+      walk.keys.push(key);
+    }
+  }
+  return walk;
 }
 
 export interface CheckRun {
   readonly inputs: readonly CheckedInput[];
   /** Files found in directories that hold no offload code (not counted as inputs). */
   readonly skipped: readonly string[];
-  /** Directories given that held no offload file at all. */
+  /** Directories given that held no offload file at all (in what could be read). */
   readonly emptyDirectories: readonly string[];
+  /** Directories and entries a walk could not read (reported, skipped; they fail the run). */
+  readonly unreadable: readonly WalkError[];
 }
 
-/** Checks files and directories: a file given by name is an input; in a directory, each offload file is. */
+/**
+ * Checks files and directories: a file given by name is an input (a symbolic link to it is followed);
+ * in a directory (a link to one, given by name, is followed too), each offload file is.
+ */
 export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: CheckOptions = {}): CheckRun {
   const inputs: CheckedInput[] = [];
   const skipped: string[] = [];
   const emptyDirectories: string[] = [];
+  const unreadable: WalkError[] = [];
+  const seen = new Set<string>();
+  /** Files (device:inode) found to be inputs, so a directory walked again still counts them. */
+  const offloadKeys = new Set<string>();
   for (const path of paths) {
     const stat = statSync(path, { throwIfNoEntry: false });
     if (stat?.isDirectory()) {
-      let found = 0;
-      for (const file of listFiles(path)) {
+      const walk = walkDirectory(path, seen);
+      unreadable.push(...walk.errors);
+      let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
+      for (const [i, file] of walk.files.entries()) {
         const checked = checkFile(file, gpu, options);
-        // In a directory, only files that hold offload code are inputs (a host-only static library is not).
-        if (checked.error === undefined && checked.entries.length === 0) skipped.push(file);
+        // In a directory, only files that hold offload code are inputs (a host-only library is not), and a
+        // file that cannot be read is an unreadable entry of the walk, as find reports it.
+        if (checked.readError === true) unreadable.push({ path: file, code: checked.error!.code, message: checked.error!.message });
+        else if (!checked.offloadFile) skipped.push(file);
         else {
           inputs.push(checked);
+          offloadKeys.add(walk.keys[i]!);
           found++;
         }
       }
@@ -158,5 +277,5 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
       inputs.push(checkFile(path, gpu, options));
     }
   }
-  return { inputs, skipped, emptyDirectories };
+  return { inputs, skipped, emptyDirectories, unreadable };
 }

@@ -9,7 +9,7 @@ import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { writeArchive } from "../../src/formats/archive.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { latin1Encode } from "../../src/formats/bytes.js";
-import { checkEntry, parseGpu } from "../../src/inspect/check.js";
+import { checkEntry, judgeEntries, parseGpu } from "../../src/inspect/check.js";
 import { runInDir } from "./harness.js";
 
 const HOST = "host-x86_64-unknown-linux-gnu-";
@@ -57,6 +57,49 @@ describe("check verdicts", () => {
     expect(result.reason?.code).toBe(reason);
   });
 
+  it("compares every stated feature before an unstated one makes the verdict unknown", () => {
+    const xnackOff = parseGpu("gfx90a:xnack-");
+    expect(checkEntry(G("gfx90a:sramecc+:xnack+"), xnackOff).reason?.code).toBe("feature-mismatch");
+    const bare = checkEntry(G("gfx90a:sramecc+:xnack-"), parseGpu("gfx90a"));
+    expect(bare.verdict).toBe("unknown");
+    expect(bare.needs).toEqual({ sramecc: true, xnack: false });
+    expect(bare.message).toBe("loads only with sramecc on (+) and xnack off (-); --gpu=gfx90a does not say how sramecc and xnack are set");
+  });
+
+  it("judges a file over every setting of the unstated features", () => {
+    const bare = parseGpu("gfx90a");
+    const judge = (ids: string[], gpu = bare) => judgeEntries(ids.map((id) => checkEntry(id, gpu)));
+    // Both xnack variants: one loads whichever way xnack is set.
+    const both = judge([HOST, G("gfx90a:xnack+"), G("gfx90a:xnack-")]);
+    expect(both.ok).toBe(true);
+    expect(both.unstated).toEqual(["xnack"]);
+    expect(both.cases).toEqual([{ settings: { xnack: false }, loadable: 1 }, { settings: { xnack: true }, loadable: 1 }]);
+    // Only xnack+: nothing loads on the usual setting (xnack off unless HSA_XNACK=1).
+    expect(judge([G("gfx90a:xnack+")]).cases).toEqual([{ settings: { xnack: false }, loadable: 0 }, { settings: { xnack: true }, loadable: 1 }]);
+    expect(judge([G("gfx90a:xnack+")]).ok).toBe(false);
+    // A feature-free entry loads under every setting.
+    expect(judge([G("gfx90a"), G("gfx90a:xnack+")]).ok).toBe(true);
+    // Two unstated features: four cases, each needs a variant.
+    expect(judge([G("gfx90a:sramecc+:xnack-"), G("gfx90a:sramecc-:xnack-"), G("gfx90a:xnack+")]).ok).toBe(true);
+    expect(judge([G("gfx90a:sramecc+:xnack-"), G("gfx90a:xnack+")]).cases.filter((c) => c.loadable === 0))
+      .toEqual([{ settings: { sramecc: false, xnack: false }, loadable: 0 }]);
+    // Nothing unstated: one case.
+    expect(judge([G("gfx906")]).cases).toEqual([{ settings: {}, loadable: 0 }]);
+    expect(judge([G("gfx90a:xnack+")], parseGpu("gfx90a:xnack+")).ok).toBe(true);
+    expect(judge([]).ok).toBe(false);
+  });
+
+  it("accepts rocminfo's spelling of a GPU (triple, empty environment, target ID)", () => {
+    for (const text of ["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "amdgcn-amd-amdhsa-gfx90a:sramecc+:xnack-", "gfx90a:sramecc+:xnack-"]) {
+      const gpu = parseGpu(text);
+      expect([gpu.processor, gpu.canonical, gpu.input]).toEqual(["gfx90a", "gfx90a:sramecc+:xnack-", text]);
+    }
+    expect(parseGpu("nvptx64-nvidia-cuda--sm_80").processor).toBe("sm_80");
+    expect(() => parseGpu("amdgcn-amd-amdhsa--sm_80")).toThrow(/NVIDIA processor/);
+    expect(() => parseGpu("nvptx64-nvidia-cuda--gfx90a")).toThrow(/not an NVIDIA processor/);
+    expect(() => parseGpu("amdgcn-amd-amdhsa--gfx90a:xnack")).toThrow(/invalid GPU/);
+  });
+
   it("generic code objects load on their family", () => {
     expect(checkEntry(G("gfx9-generic"), parseGpu("gfx906")).reason?.code).toBe("generic");
     expect(checkEntry(G("gfx9-generic"), parseGpu("gfx1030")).verdict).toBe("not-loadable");
@@ -89,10 +132,13 @@ describe("offload-kit check", () => {
     expect(r.code).toBe(0);
     const text = r.stdout.toString();
     expect(text).toContain("mixed.hipfb: bundle, 4 device entries, 1 loadable on gfx90a:xnack-");
-    expect(text).toContain("lib.a: archive, 2 device entries, 1 loadable on gfx90a:xnack-");
-    expect(text).toMatch(/b\.o\s+hip-amdgcn-amd-amdhsa--gfx90a:sramecc\+\s+\?\s+needs sramecc on \(\+\)/);
+    // lib.a's b.o needs sramecc on, which --gpu leaves unsaid: counted per setting (issue 19 item 7).
+    expect(text).toContain("lib.a: archive, 2 device entries, loadable on gfx90a:xnack-: 1 with sramecc off (-), 2 with sramecc on (+)");
+    // Issue 19 item 9: a summary per target ID, then each entry with its bundle, member and offset.
+    expect(text).toMatch(/hip-amdgcn-amd-amdhsa--gfx90a:sramecc\+\s+1\s+\d+\s+\?\s+loads only with sramecc on \(\+\); --gpu=gfx90a:xnack- does not say how sramecc is set/);
+    expect(text).toMatch(/bundle 1\s+b\.o\s+0x[0-9a-f]+\s+\d+\s+\?\s+hip-amdgcn-amd-amdhsa--gfx90a:sramecc\+\n/);
     expect(text).toMatch(/needs xnack on \(\+\), the GPU has it off \(-\)/);
-    expect(text).toContain("OK: every input has device code gfx90a:xnack- can load");
+    expect(text).toContain("OK: every input has device code gfx90a:xnack- can load, whichever way sramecc is set");
   });
 
   it("fails when one input has nothing loadable, and says which", async () => {
@@ -109,6 +155,11 @@ describe("offload-kit check", () => {
     expect(r.stdout.toString()).toContain("(1 other file skipped)");
     const empty = await kit(["--gpu=gfx90a:xnack-", "tree/sub", join(dir, "tree/readme.txt")]);
     expect(empty.code).toBe(1);
+    // A directory given twice (or inside another given) holds its files once, and is not empty the second time.
+    const twice = await kit(["--gpu=gfx90a:xnack-", "--json", "tree", "tree/sub"]);
+    expect(twice.code).toBe(0);
+    expect(JSON.parse(twice.stdout.toString()).inputs.map((i: { path: string }) => i.path)).toEqual(["tree/sub/k.hipfb"]);
+    expect(JSON.parse(twice.stdout.toString()).emptyDirectories).toEqual([]);
   });
 
   it("prints JSON for pipelines", async () => {
@@ -119,6 +170,13 @@ describe("offload-kit check", () => {
     expect(report.ok).toBe(true);
     expect(report.inputs[0].entries.map((e: { member: string; verdict: string }) => `${e.member} ${e.verdict}`))
       .toEqual(["a.o host", "a.o loadable", "b.o host", "b.o unknown"]);
+    expect(report.inputs[0].entries.map((e: { bundle: number }) => e.bundle)).toEqual([0, 0, 1, 1]);
+    expect(report.inputs[0].entries[3].needs).toEqual({ sramecc: true });
+    expect(report.inputs[0].unstated).toEqual(["sramecc"]);
+    expect(report.inputs[0].cases).toEqual([{ settings: { sramecc: false }, loadable: 1 }, { settings: { sramecc: true }, loadable: 2 }]);
+    expect(report.inputs[0].targets.map((t: { id: string; entries: number; verdict: string }) => `${t.id} ${t.entries} ${t.verdict}`))
+      .toEqual([`${HOST} 2 host`, `${G("gfx90a:xnack-")} 1 loadable`, `${G("gfx90a:sramecc+")} 1 unknown`]);
+    expect(report.unreadable).toEqual([]);
   });
 
   it("usage errors and unreadable inputs", async () => {
@@ -126,6 +184,8 @@ describe("offload-kit check", () => {
     expect((await kit(["--gpu=gfx90a:xnack", "lib.a"])).code).toBe(1);
     const missing = await kit(["--gpu=gfx90a", "nope.a"]);
     expect(missing.code).toBe(1);
-    expect(missing.stdout.toString()).toContain("nope.a: error: 'nope.a': No such file or directory");
+    // Issue 19 item 11: per-file errors go to stderr, naming the file once.
+    expect(missing.stderr).toBe("offload-kit check: error: 'nope.a': No such file or directory\n");
+    expect(missing.stdout.toString()).toBe("FAIL: 1 of 1 inputs have no device code gfx90a can load\n");
   });
 });

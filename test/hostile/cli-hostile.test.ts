@@ -164,9 +164,9 @@ describe("declared sizes of 2^63 and a 100,000-entry header", () => {
     expectRefused("offload-packager", dir, ["huge.bin", "--image=file=x.o,arch=gfx906"], /The end of the file was unexpectedly encountered/);
     expectRefused("offload-kit", dir, ["extract", "--out-dir=out", "huge.bin"], /declares size 9223372036854775808/);
     expectRefused("offload-bundler", dir, ["-type=a", "-unbundle", "-input=huge.a", "-output=out.a", `-targets=${GFX906}`], /truncated or malformed archive/);
-    // check reports on standard output, one line per input, and fails when nothing can load.
+    // check reports a file it cannot read on stderr (issue 19 item 11) and fails when nothing can load.
     const check = run("offload-kit", dir, ["check", "--gpu=gfx906", "after.bc"]);
-    expect([check.code, check.stdout]).toEqual([1, expect.stringMatching(/after\.bc: error: .*9223372036854775808/)]);
+    expect([check.code, check.stderr]).toEqual([1, expect.stringMatching(/check: error: after\.bc: at 0x0: .*9223372036854775808/)]);
   });
 
   it("a header declaring 100,000 entries that are not there", () => {

@@ -6,7 +6,7 @@ import { compressBundle } from "../../src/bundler/api.js";
 import type { ByteSource } from "../../src/engine/source.js";
 import { writeArchive } from "../../src/formats/archive.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
-import { writeOffloadBinary } from "../../src/formats/offload-binary.js";
+import { OFFLOAD_BINARY_MAGIC_BYTES, writeOffloadBinary } from "../../src/formats/offload-binary.js";
 import { writeTextBundle } from "../../src/formats/text-bundle.js";
 import { locate } from "../../src/inspect/locate.js";
 import type { LocateOptions, Location } from "../../src/inspect/locate.js";
@@ -140,7 +140,7 @@ describe.each(ENGINE_KINDS)("locate (%s engine)", (kind) => {
     expect(without.problems.map((p) => p.code)).toEqual(["CCOB_NO_DECOMPRESSOR"]);
   });
 
-  it("reads .llvm.offloading by type and walks an ELF file without offload sections whole", () => {
+  it("reads .llvm.offloading by type; an ELF file with a section table but no offload section holds no device code", () => {
     const binary = writeOffloadBinary({ imageKind: 1, offloadKind: 1, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx90a"]], image: enc("OMP") });
     const omp = locate(buildElf64([{ name: ".odd", data: binary, type: SHT_LLVM_OFFLOADING, align: 8 }], { type: 1 }), { engine });
     expect(omp.offloadBinaries.map((r) => [r.section, r.images.map((i) => i.arch)])).toEqual([[".odd", ["gfx90a"]]]);
@@ -149,8 +149,24 @@ describe.each(ENGINE_KINDS)("locate (%s engine)", (kind) => {
     rodata.set(embedded, 100);
     const plain = buildElf64([{ name: ".rodata", data: rodata, align: 16 }]);
     const found = locate(plain, { engine });
-    expect(found.searched).toEqual([{ offset: 0, size: plain.length, how: "whole" }]);
-    expect(entryBytes(found, plain)).toEqual([[`${G906}=in rodata`]]);
+    // Issue 19: magics in other sections are data (libamdhip64's .rodata holds the bundle magic as a
+    // string), so neither a find nor a problem; nothing but the section table is read.
+    expect(found.container).toBe("elf");
+    expect(found.searched).toEqual([]);
+    expect(found.bundles).toEqual([]);
+    expect(found.problems).toEqual([]);
+    const stray = new Uint8Array(64);
+    stray.set(enc("__CLANG_OFFLOAD_BUNDLE__\0vector::reserve"), 8);
+    stray.set(OFFLOAD_BINARY_MAGIC_BYTES, 48);
+    const library = locate(buildElf64([{ name: ".rodata", data: stray }, { name: ".text", data: stray }]), { engine });
+    expect([library.bundles, library.offloadBinaries, library.problems, library.searched]).toEqual([[], [], [], []]);
+    // Without a section table (e_shoff 0, as after sstrip) the file is still walked whole.
+    const stripped = plain.slice();
+    new DataView(stripped.buffer).setBigUint64(40, 0n, true);
+    new DataView(stripped.buffer).setUint16(60, 0, true);
+    const whole = locate(stripped, { engine });
+    expect(whole.searched).toEqual([{ offset: 0, size: stripped.length, how: "whole" }]);
+    expect(entryBytes(whole, stripped)).toEqual([[`${G906}=in rodata`]]);
   });
 
   it("reads archives member by member: bundles, compressed and text bundles, fat objects", () => {

@@ -1,52 +1,119 @@
 /**
  * `offload-kit check FILE... --gpu=<target id> [--kind=hip|openmp] [--json]`: which device entries of
- * bundles, archives and fat objects (or of the offload files in a directory) a GPU configured as
- * `--gpu` can load, which it cannot and why. Exit 0 only when every input has at least one loadable
- * device entry; 1 otherwise (or on a usage error). Rules: src/inspect/check.ts; files: src/node/check.ts.
+ * bundles, archives, fat objects and offload binaries (or of the offload files in a directory) a GPU
+ * configured as `--gpu` can load, which it cannot and why. Each input is reported as a summary per
+ * target ID (entries, bytes, verdict) followed by the detail (bundle or image index, offset, size) of
+ * every entry. Exit 0 only when every input has device code that loads whichever way the features
+ * `--gpu` leaves unstated are set; 1 otherwise (or on a usage error). Per-file errors and damage go to
+ * stderr. Rules: src/inspect/check.ts; files: src/node/check.ts.
  */
+import { formatWithCommas } from "../../bundler/compressed.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { parseGpu } from "../../inspect/check.js";
-import type { GpuConfig } from "../../inspect/check.js";
+import { describeSettings, parseGpu } from "../../inspect/check.js";
+import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
 import { checkPaths } from "../../node/check.js";
-import type { CheckRun, CheckedInput } from "../../node/check.js";
+import type { CheckRun, CheckedEntry, CheckedInput } from "../../node/check.js";
 import { flagValue, listValue, stringValue } from "../args.js";
-import { runGuarded } from "../io.js";
+import type { CliIO } from "../io.js";
+import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, pad, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
-function summary(input: CheckedInput, gpu: GpuConfig): string {
-  if (input.error !== undefined) return `${input.path}: error: ${input.error.message}`;
-  if (input.kind === "none") return `${input.path}: no offload bundles`;
-  const count = `${input.deviceEntries} device entr${input.deviceEntries === 1 ? "y" : "ies"}`;
-  return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}`;
+/** Entries grouped by ID, in the order first met (every entry of one ID has the same verdict). */
+interface TargetRow {
+  readonly id: string;
+  readonly entries: number;
+  readonly bytes: number;
+  readonly verdict: EntryVerdict;
 }
 
-function formatInput(input: CheckedInput, gpu: GpuConfig): string {
-  let out = `${summary(input, gpu)}\n`;
-  if (input.entries.length === 0) return out;
-  const archive = input.kind === "archive";
-  const rows = input.entries.map((e) => [
-    archive ? byteStringToUnicode(e.member ?? "") : "",
-    byteStringToUnicode(e.id),
-    MARK[e.verdict.verdict],
-    e.verdict.message,
-  ]);
-  const widths = [archive ? Math.max(6, ...rows.map((r) => r[0].length)) : 0, Math.max(5, ...rows.map((r) => r[1].length)), 5];
-  const line = (r: string[]) => `  ${archive ? `${pad(r[0], widths[0])}  ` : ""}${pad(r[1], widths[1])}  ${pad(r[2], widths[2])}  ${r[3]}`.trimEnd();
-  out += `${line(["MEMBER", "ENTRY", "LOADS", "WHY"])}\n`;
-  for (const r of rows) out += `${line(r)}\n`;
-  return out;
+function targetRows(input: CheckedInput): TargetRow[] {
+  const rows = new Map<string, { entries: number; bytes: number; verdict: EntryVerdict }>();
+  for (const e of input.entries) {
+    const row = rows.get(e.id);
+    if (row === undefined) rows.set(e.id, { entries: 1, bytes: e.size, verdict: e.verdict });
+    else {
+      row.entries++;
+      row.bytes += e.size;
+    }
+  }
+  return [...rows].map(([id, row]) => ({ id, ...row }));
 }
 
 function inputOk(input: CheckedInput): boolean {
-  return input.error === undefined && input.loadable > 0;
+  return input.error === undefined && input.judgement.ok;
 }
 
 function runOk(run: CheckRun): boolean {
-  return run.inputs.length > 0 && run.emptyDirectories.length === 0 && run.inputs.every(inputOk);
+  return run.inputs.length > 0 && run.emptyDirectories.length === 0 && run.unreadable.length === 0 && run.inputs.every(inputOk);
+}
+
+function headline(input: CheckedInput, gpu: GpuConfig): string {
+  if (input.kind === "none") return `${input.path}: no offload bundles or offload binaries`;
+  const count = `${input.deviceEntries} device entr${input.deviceEntries === 1 ? "y" : "ies"}`;
+  const { unstated, cases } = input.judgement;
+  if (unstated.length === 0) return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}`;
+  // Entries that load whatever the setting are counted in every case.
+  const perSetting = cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ");
+  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${perSetting}`;
+}
+
+function table(rows: string[][], right: readonly boolean[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, right[i] && r !== rows[0]))).join("  ")}`.trimEnd())
+    .join("\n") + "\n";
+}
+
+function where(e: CheckedEntry): string {
+  return e.image !== undefined ? `image ${e.image}` : `bundle ${e.bundle}`;
+}
+
+/** An entry of a compressed bundle: the compressed bundle's offset in the file, + the entry's in its decompressed bytes. */
+function offsetText(e: CheckedEntry): string {
+  return e.compressedAt !== undefined ? `${hex(e.compressedAt)}+${hex(e.offset)}` : hex(e.offset);
+}
+
+function formatInput(input: CheckedInput, gpu: GpuConfig): string {
+  let out = `${headline(input, gpu)}\n`;
+  if (input.entries.length === 0) return out;
+  const summary = targetRows(input).map((r) => [byteStringToUnicode(r.id), String(r.entries), formatWithCommas(r.bytes), MARK[r.verdict.verdict]!, r.verdict.message]);
+  out += table([["TARGET", "ENTRIES", "BYTES", "LOADS", "WHY"], ...summary], [false, true, true, false, false]);
+  const archive = input.entries.some((e) => e.member !== undefined);
+  const detail = input.entries.map((e) => [
+    where(e),
+    ...(archive ? [byteStringToUnicode(e.member ?? "")] : []),
+    offsetText(e),
+    String(e.size),
+    MARK[e.verdict.verdict]!,
+    byteStringToUnicode(e.id),
+  ]);
+  const head = ["FROM", ...(archive ? ["MEMBER"] : []), "OFFSET", "SIZE", "LOADS", "ENTRY"];
+  out += table([head, ...detail], [false, ...(archive ? [false] : []), true, true, false, false]);
+  return out;
+}
+
+/** `'<path>': <strerror>` already names the file; other messages get it in front. */
+function withPath(path: string, message: string): string {
+  return message.startsWith(`'${path}'`) ? message : `${path}: ${message}`;
+}
+
+function reportProblems(io: CliIO, name: string, input: CheckedInput): void {
+  if (input.error !== undefined) printError(io, name, withPath(input.path, input.error.message));
+  // The error is the first problem when nothing else was found; the rest are warnings either way.
+  const warnings = input.error !== undefined ? input.problems.slice(1) : input.problems;
+  for (const p of warnings) printWarning(io, name, `${input.path}: at ${hex(p.offset)}: ${p.message}`);
+}
+
+function verdictJson(v: EntryVerdict) {
+  return {
+    verdict: v.verdict,
+    ...(v.reason !== undefined ? { reason: v.reason.code } : {}),
+    message: v.message,
+    ...(v.needs !== undefined ? { needs: v.needs } : {}),
+  };
 }
 
 function json(run: CheckRun, gpu: GpuConfig): unknown {
@@ -60,27 +127,55 @@ function json(run: CheckRun, gpu: GpuConfig): unknown {
       deviceEntries: input.deviceEntries,
       loadable: input.loadable,
       ...(input.error !== undefined ? { error: input.error } : {}),
+      unstated: input.judgement.unstated,
+      cases: input.judgement.cases,
+      targets: targetRows(input).map((r) => ({ id: byteStringToUnicode(r.id), entries: r.entries, bytes: r.bytes, ...verdictJson(r.verdict) })),
       entries: input.entries.map((e) => ({
         ...(e.member !== undefined ? { member: byteStringToUnicode(e.member) } : {}),
+        ...(e.bundle !== undefined ? { bundle: e.bundle } : {}),
+        ...(e.image !== undefined ? { image: e.image } : {}),
+        offset: e.offset,
+        ...(e.compressedAt !== undefined ? { compressedAt: e.compressedAt } : {}),
         id: byteStringToUnicode(e.id),
         size: e.size,
-        verdict: e.verdict.verdict,
-        ...(e.verdict.reason !== undefined ? { reason: e.verdict.reason.code } : {}),
-        message: e.verdict.message,
+        ...verdictJson(e.verdict),
       })),
+      problems: input.problems,
     })),
     skipped: run.skipped,
     emptyDirectories: run.emptyDirectories,
+    unreadable: run.unreadable,
   };
 }
 
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function conclusion(run: CheckRun, gpu: GpuConfig): string {
+  const unstated = [...new Set(run.inputs.flatMap((i) => i.judgement.unstated))].sort();
+  const whichever = unstated.length === 0 ? "" : `, whichever way ${unstated.join(" and ")} ${unstated.length === 1 ? "is" : "are"} set`;
+  const notes: string[] = [];
+  if (run.skipped.length > 0) notes.push(`${plural(run.skipped.length, "other file", "other files")} skipped`);
+  if (run.unreadable.length > 0) notes.push(`${plural(run.unreadable.length, "entry", "entries")} could not be read`);
+  const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
+  const failing = run.inputs.filter((i) => !inputOk(i)).length + run.emptyDirectories.length;
+  const total = run.inputs.length + run.emptyDirectories.length;
+  if (failing === 0 && run.unreadable.length === 0) return `OK: every input has device code ${gpu.input} can load${whichever}${note}\n`;
+  if (failing === 0) return `FAIL: every input found has device code ${gpu.input} can load${whichever}, but not every file could be read${note}\n`;
+  return `FAIL: ${failing} of ${total} inputs have no device code ${gpu.input} can load${whichever}${note}\n`;
+}
+
 export const check: Subcommand = {
-  summary: "Will it run on my GPU? --gpu=<target id> FILE|DIR...: which device entries of bundles, archives and fat objects the GPU can load, and why not.",
+  summary: "Will it run on my GPU? --gpu=<target id> FILE|DIR...: which device entries of bundles, archives, fat objects and offload binaries the GPU can load, and why not.",
   spec: () => ({
     overview: "offload-kit check: which device code a GPU can load\n",
     options: [
       FILES_OPTION,
-      { name: "gpu", kind: "string", valueName: "target id", description: "The GPU and its configuration, e.g. gfx90a:xnack- or gfx942:sramecc+:xnack- (sm_XX for NVIDIA)", category },
+      {
+        name: "gpu", kind: "string", valueName: "target id", category,
+        description: "The GPU and its configuration, e.g. gfx90a, gfx90a:xnack- or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- as rocminfo prints it (sm_XX for NVIDIA)",
+      },
       { name: "kind", kind: "string", valueName: "offload kind", description: "Only entries for this runtime count (hip, openmp); hip and hipv4 are one", category },
       JSON_OPTION,
     ],
@@ -101,16 +196,14 @@ export const check: Subcommand = {
     const kind = stringValue(values, "kind") || undefined;
     return runGuarded(io, name, () => {
       const run = checkPaths(files, gpu, { kind });
+      for (const u of run.unreadable) printError(io, name, u.message);
+      for (const input of run.inputs) reportProblems(io, name, input);
       if (flagValue(values, "json")) {
         io.stdout(`${JSON.stringify(json(run, gpu), null, 2)}\n`);
       } else {
-        for (const input of run.inputs) io.stdout(formatInput(input, gpu));
+        for (const input of run.inputs) if (input.error === undefined) io.stdout(formatInput(input, gpu));
         for (const dir of run.emptyDirectories) io.stdout(`${dir}: no offload files\n`);
-        const failing = run.inputs.filter((i) => !inputOk(i)).length + run.emptyDirectories.length;
-        const skipped = run.skipped.length > 0 ? ` (${run.skipped.length} other file${run.skipped.length === 1 ? "" : "s"} skipped)` : "";
-        io.stdout(failing === 0
-          ? `OK: every input has device code ${gpu.input} can load${skipped}\n`
-          : `FAIL: ${failing} of ${run.inputs.length + run.emptyDirectories.length} inputs have no device code ${gpu.input} can load${skipped}\n`);
+        io.stdout(conclusion(run, gpu));
       }
       return runOk(run) ? 0 : 1;
     });
