@@ -152,7 +152,7 @@ describe("offload-kit extract, on what clang 19 builds", () => {
     expect(run.stderr).toBe([
       `offload-kit extract: error: plain.so: no offload bundles or offload binaries found (${plain.length} bytes)`,
       `offload-kit extract: error: cut.bc: at 0x0: malformed bundle header: the payload of bundle entry 0 (offset ${bundle.length - 1}, size 1) runs past the end of the ${bundle.length - 1}-byte input`,
-      "offload-kit extract: error: missing.bc: 'missing.bc': No such file or directory",
+      "offload-kit extract: error: 'missing.bc': No such file or directory",
       "",
     ].join("\n"));
     expect(readdirSync(join(dir, "out"))).toEqual([`good.bc-0-${G906}`]);

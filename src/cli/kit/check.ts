@@ -2,11 +2,11 @@
  * `offload-kit check FILE... --gpu=<target id> [--kind=hip|openmp] [--json]`: which device entries of
  * bundles, archives and fat objects (or of the offload files in a directory) a GPU configured as
  * `--gpu` can load, which it cannot and why. Exit 0 only when every input has at least one loadable
- * device entry; 1 otherwise (or on a usage error). Rules: src/inspect/check.ts; files: src/node/check.ts.
+ * device entry; 1 otherwise; 2 on a usage error. Rules: src/inspect/check.ts; files: src/node/check.ts.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { parseGpu } from "../../inspect/check.js";
+import { CHECK_KINDS, parseGpu } from "../../inspect/check.js";
 import type { GpuConfig } from "../../inspect/check.js";
 import { checkPaths } from "../../node/check.js";
 import type { CheckRun, CheckedInput } from "../../node/check.js";
@@ -81,7 +81,7 @@ export const check: Subcommand = {
     options: [
       FILES_OPTION,
       { name: "gpu", kind: "string", valueName: "target id", description: "The GPU and its configuration, e.g. gfx90a:xnack- or gfx942:sramecc+:xnack- (sm_XX for NVIDIA)", category },
-      { name: "kind", kind: "string", valueName: "offload kind", description: "Only entries for this runtime count (hip, openmp); hip and hipv4 are one", category },
+      { name: "kind", kind: "string", valueName: "offload kind", description: `Only entries for this runtime count (${CHECK_KINDS.join(", ")}); hip and hipv4 are one`, category },
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
@@ -99,6 +99,9 @@ export const check: Subcommand = {
       throw e;
     }
     const kind = stringValue(values, "kind") || undefined;
+    if (kind !== undefined && !(CHECK_KINDS as readonly string[]).includes(kind)) {
+      return usageError(io, name, `--kind must be one of ${CHECK_KINDS.join(", ")}, not '${kind}'`);
+    }
     return runGuarded(io, name, () => {
       const run = checkPaths(files, gpu, { kind });
       if (flagValue(values, "json")) {
