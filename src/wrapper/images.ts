@@ -98,6 +98,15 @@ export function prepareImages(sources: readonly PayloadSource[], prefix = "image
   return prepared;
 }
 
+/**
+ * How many elements the record holding an image's bytes has: none for a zeroinitializer, the bytes before the
+ * final NUL for a C string (`CST_CODE_CSTRING`), every byte otherwise (`CST_CODE_STRING`).
+ */
+export function recordElements(image: Pick<PreparedImage, "zero" | "data">): number {
+  if (image.zero) return 0;
+  return image.data.cString ? image.data.source.size - 1 : image.data.source.size;
+}
+
 /** An in-memory image. */
 export function bytesPayload(bytes: Uint8Array): PayloadSource {
   return {
