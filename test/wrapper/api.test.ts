@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import type { PayloadSource } from "../../src/llvm/bitcode/bitstream.js";
-import { MAX_RECORD_ELEMENTS } from "../../src/llvm/bitcode/bitstream.js";
-import { recordElements } from "../../src/wrapper/images.js";
+import { MAX_RECORD_ELEMENTS, isChar6 } from "../../src/llvm/bitcode/bitstream.js";
+import { bytesPayload, prepareImages, recordElements } from "../../src/wrapper/images.js";
 import { wrapImages, wrapImagesText, writeWrapper } from "../../src/wrapper/index.js";
 
 const enc = (text: string) => new TextEncoder().encode(text);
@@ -80,5 +80,40 @@ describe("images LLVM cannot read back", () => {
     expect(recordElements({ zero: false, data: data(2 ** 32, true) })).toBe(MAX_RECORD_ELEMENTS);
     expect(recordElements({ zero: false, data: data(2 ** 32, false) })).toBe(MAX_RECORD_ELEMENTS + 1);
     expect(recordElements({ zero: true, data: data(2 ** 40, false) })).toBe(0);
+  });
+});
+
+describe("image classification", () => {
+  /** The rule, byte by byte: all zero, or a C string (one NUL, last), 7-bit, char6. */
+  function reference(bytes: Uint8Array) {
+    const zero = bytes.every((b) => b === 0);
+    const cString = !zero && bytes.length > 0 && bytes[bytes.length - 1] === 0 && bytes.indexOf(0) === bytes.length - 1;
+    const body = bytes.subarray(0, bytes.length - 1);
+    return { zero, cString, sevenBit: cString && body.every((b) => b < 128), char6: cString && body.every(isChar6) };
+  }
+
+  it("agrees with the byte-by-byte rule for zero runs of every length and alignment", () => {
+    const backing = new Uint8Array(80);
+    for (let offset = 0; offset < 4; offset++) {
+      for (let length = 0; length <= 40; length++) {
+        for (const at of [-1, 0, 1, 2, 3, 5, length - 2, length - 1]) {
+          for (const value of [0x41, 0x80]) {
+            const bytes = backing.subarray(offset, offset + length).fill(0);
+            if (at >= 0 && at < length) bytes[at] = value;
+            for (const viaRead of [false, true]) {
+              const source = viaRead
+                ? { size: bytes.length, read: (dest: Uint8Array, position: number) => (dest.set(bytes.subarray(position, position + dest.length)), Math.min(dest.length, bytes.length - position)) }
+                : bytesPayload(bytes);
+              const [image] = prepareImages([source]);
+              const expected = reference(bytes);
+              const label = `offset ${offset} length ${length} at ${at} value ${value}`;
+              // A zero image is a zeroinitializer: its other facts are never looked at.
+              if (expected.zero) expect(image!.zero, label).toBe(true);
+              else expect({ zero: image!.zero, cString: image!.data.cString, sevenBit: image!.data.sevenBit, char6: image!.data.char6 }, label).toEqual(expected);
+            }
+          }
+        }
+      }
+    }
   });
 });
