@@ -229,3 +229,22 @@ describe("offload-kit extract, on what clang 19 builds", () => {
     });
   });
 });
+
+describe("extractFile (library): the output folder", () => {
+  it("is made (with its parents) only when an output is named, and removed again when the input fails", () => {
+    const dir = scratchDir("offload-kit-extract-lib-");
+    const bundle = writeBinaryBundle([{ id: G906, data: enc("x") }]);
+    writeFileSync(join(dir, "good.bc"), bundle);
+    writeFileSync(join(dir, "cut.bc"), bundle.subarray(0, bundle.length - 1));
+    writeFileSync(join(dir, "plain"), "no device code");
+    for (const input of ["missing.bc", "plain", "cut.bc"]) {
+      expect(() => extractFile(join(dir, input), { outDir: join(dir, "a", "b") })).toThrow();
+      expect(existsSync(join(dir, "a")), input).toBe(false);
+    }
+    // A folder in the way: mkdir -p's words, naming it.
+    writeFileSync(join(dir, "f"), "");
+    expect(() => extractFile(join(dir, "good.bc"), { outDir: join(dir, "f", "out") })).toThrow(`cannot create directory '${join(dir, "f")}': Not a directory`);
+    expect(extractFile(join(dir, "good.bc"), { outDir: join(dir, "a", "b") }).outputs).toHaveLength(1);
+    expect(readdirSync(join(dir, "a", "b"))).toEqual([`good.bc-0-${G906}`]);
+  });
+});
