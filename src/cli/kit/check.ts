@@ -1,5 +1,5 @@
 /**
- * `offload-kit check FILE... --gpu=<target id> [--kind=hip|openmp] [--json]`: which device entries of
+ * `offload-kit check FILE... --gpu=<target id> [--kind=hip|hipv4|openmp|cuda|sycl] [--json]`: which device entries of
  * bundles, archives and fat objects (or of the offload files in a directory) a GPU configured as
  * `--gpu` can load, which it cannot and why. Exit 0 only when every input has at least one loadable
  * device entry; 1 otherwise; 2 on a usage error. Rules: src/inspect/check.ts; files: src/node/check.ts.

@@ -64,7 +64,9 @@ export const extract: Subcommand = {
       if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
       checkNameCollisions(files);
       const created = makeDirectories(outDir);
-      checkWritableDirectory(outDir);
+      // A folder asked for that takes no files is one error now, not one per input; the current folder (the
+      // default) is not probed, since `--image=file=` outputs may all go elsewhere.
+      if (stringValue(values, "out-dir") !== "") checkWritableDirectory(outDir);
       const started = performance.now();
       const outputs: ExtractedOutput[] = [];
       const problems: (ScanProblem & { file: string })[] = [];
