@@ -7,7 +7,7 @@ import { parseCommandLine } from "./args.js";
 import type { CliIO } from "./io.js";
 import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
-import { VERSION_TEXT } from "./kit/common.js";
+import { EXIT_USAGE, VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
 import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
@@ -24,15 +24,22 @@ function usage(): string {
     "offload-kit: inspect, check and extract LLVM offloading files\n\n" +
     "USAGE: offload-kit <command> [options] FILE...\n\nCOMMANDS:\n" +
     `${lines.join("\n")}\n  ${"version".padEnd(width)}Print the version.\n\n` +
-    "Run 'offload-kit <command> --help' for a command's options.\n"
+    "Run 'offload-kit <command> --help' for a command's options.\n\n" +
+    "EXIT STATUS:\n  0   success (check: every input has loadable device code)\n  1   an input could not be read or written, or check's verdict is FAIL\n" +
+    "  2   usage error: unknown command, bad option or option value, no input files\n  70  internal error in offload-kit (please report it)\n"
   );
 }
 
 export async function runOffloadKit(argv0: string, args: readonly string[], io: CliIO, isTTY = false): Promise<number> {
   const [command, ...rest] = args;
   if (command === undefined || command === "help" || command === "--help" || command === "-help" || command === "-h") {
+    // Asked for, the usage goes to stdout; as the answer to a bare `offload-kit` it is a usage error.
+    if (command === undefined) {
+      io.stderr(usage());
+      return EXIT_USAGE;
+    }
     io.stdout(usage());
-    return command === undefined ? 1 : 0;
+    return 0;
   }
   if (command === "version" || command === "--version" || command === "-version") {
     io.stdout(VERSION_TEXT);
@@ -41,14 +48,15 @@ export async function runOffloadKit(argv0: string, args: readonly string[], io: 
   const subcommand = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (subcommand === undefined) {
     printError(io, argv0, `unknown command '${command}' (see '${argv0} --help')`);
-    return 1;
+    return EXIT_USAGE;
   }
   const name = `${argv0} ${command}`;
   const parsed = parseCommandLine(subcommand.spec(), name, rest, responseFileReader(io.cwd));
   if (parsed.kind === "exit") {
     if (parsed.stdout) io.stdout(parsed.stdout);
     if (parsed.stderr) io.stderr(parsed.stderr);
-    return parsed.code;
+    // cl::ParseCommandLineOptions ends a bad command line with 1, as the LLVM tools do; ours is a usage error.
+    return parsed.code === 0 ? 0 : EXIT_USAGE;
   }
   if (parsed.stderr) io.stderr(parsed.stderr);
   return subcommand.run(parsed.values, { name, io, isTTY });

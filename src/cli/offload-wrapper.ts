@@ -14,8 +14,8 @@ import { wrapFiles } from "../node/wrapper.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { DEFAULT_TRIPLE_22 } from "../wrapper/index.js";
 import type { OffloadKind22 } from "../wrapper/index.js";
-import type { ParseResult } from "./args.js";
-import { flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
+import type { ParseResult, ResponseFileReader } from "./args.js";
+import { expandResponseFiles, flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
 import type { CliIO } from "./io.js";
 import { responseFileReader, runGuarded } from "./io.js";
 import { wrapper14ToolSpec, wrapper22ToolSpec } from "./offload-wrapper-options.js";
@@ -23,9 +23,15 @@ import { wrapper14ToolSpec, wrapper22ToolSpec } from "./offload-wrapper-options.
 export const WRAPPER14_VERSION_TEXT = `offload-kit offload-wrapper version 14.0.6 (clang-offload-wrapper; offload-kit ${PACKAGE_VERSION})\n`;
 export const WRAPPER22_VERSION_TEXT = `offload-kit offload-wrapper version 22.1.8 (llvm-offload-wrapper; offload-kit ${PACKAGE_VERSION})\n`;
 
-/** llvm-offload-wrapper's options name the flavour; anything else is clang-offload-wrapper 14. */
-export function isLlvm22Invocation(args: readonly string[]): boolean {
-  return args.some((arg) => /^--?(kind|triple)(=|$)/.test(arg));
+/**
+ * llvm-offload-wrapper's options name the flavour; anything else is clang-offload-wrapper 14. Looked for after
+ * `@file` response files are expanded (both tools expand them first), so `@args` holding `--kind=openmp` is 22.
+ */
+export function isLlvm22Invocation(args: readonly string[], reader?: ResponseFileReader): boolean {
+  const expanded = reader === undefined ? { args } : expandResponseFiles(args, reader);
+  // A response file that cannot be read: the parse reports it; the flavour is read off what is there.
+  const words = "args" in expanded ? expanded.args : args;
+  return words.some((arg) => /^--?(kind|triple)(=|$)/.test(arg));
 }
 
 /** Pairs each `--offload-arch` with the image that follows it on the command line. */
@@ -58,9 +64,10 @@ function imageArchs(parsed: Extract<ParseResult, { kind: "ok" }>, inputs: readon
 }
 
 export function runWrapper(argv0: string, args: readonly string[], io: CliIO): number {
-  const llvm22 = isLlvm22Invocation(args);
+  const reader = responseFileReader(io.cwd);
+  const llvm22 = isLlvm22Invocation(args, reader);
   const spec = llvm22 ? wrapper22ToolSpec(WRAPPER22_VERSION_TEXT, DEFAULT_TRIPLE_22) : wrapper14ToolSpec(WRAPPER14_VERSION_TEXT);
-  const parsed = parseCommandLine(spec, argv0, args, responseFileReader(io.cwd));
+  const parsed = parseCommandLine(spec, argv0, args, reader);
   if (parsed.kind === "exit") {
     if (parsed.stdout) io.stdout(parsed.stdout);
     if (parsed.stderr) io.stderr(parsed.stderr);

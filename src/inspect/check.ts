@@ -20,6 +20,12 @@ import { Triple } from "../llvm/triple.js";
 import { describeIncompatibility, isNvptxSmName, parseOffloadTarget, parseTargetId, resolveAmdgcnProcessor } from "../target-id/index.js";
 import type { IncompatibilityReason, ParsedTargetId } from "../target-id/index.js";
 
+/**
+ * The offload kinds `--kind` takes: the bundler's device kinds (`OFFLOAD_KINDS` but host; hip and hipv4 count
+ * as one) and the kinds offload images carry (`getOffloadKindName`: openmp, cuda, hip, and sycl from LLVM 20).
+ */
+export const CHECK_KINDS = ["hip", "hipv4", "openmp", "cuda", "sycl"] as const;
+
 /** The device the question is about. */
 export interface GpuConfig {
   /** As given (`gfx90a:xnack-`). */

@@ -19,7 +19,7 @@
  * One input's outputs are committed together (src/node/output.ts): an input that fails leaves none.
  */
 import type { Hash } from "node:crypto";
-import { mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Engine } from "../engine/engine.js";
 import { OffloadKitError } from "../engine/errors.js";
@@ -36,6 +36,7 @@ import { normaliseBatchTargets, outputFileName } from "./batch.js";
 import { cryptoModule } from "./builtins.js";
 import { copyRange } from "./copy.js";
 import { CcobPrefetch } from "./decompress.js";
+import { makeDirectories, removeDirectories } from "./directories.js";
 import { fileError } from "./errors.js";
 import { FileSource } from "./file-source.js";
 import { OutputFile } from "./output.js";
@@ -145,11 +146,15 @@ class Outputs {
   readonly list: ExtractedOutput[] = [];
   private readonly files: HashedOutput[] = [];
   private readonly names: string[] = [];
+  /** Folders made for the output folder; undefined until the first generated name. */
+  private created: string[] | undefined;
 
   constructor(readonly input: string, readonly outDir: string, readonly engine: Engine, readonly taken: Set<string>, readonly hash: boolean) {}
 
   /** A path in the output folder for `wanted`, unique in the run. */
   generated(wanted: string): string {
+    // Made when the first output is named, so an input that gives nothing leaves no empty folder behind.
+    this.created ??= makeDirectories(this.outDir);
     const unique = uniqueName(this.taken, wanted);
     this.names.push(unique);
     return join(this.outDir, unique);
@@ -205,6 +210,7 @@ class Outputs {
   discard(): void {
     for (const file of this.files) file.discard();
     for (const name of this.names) this.taken.delete(name.toLowerCase());
+    removeDirectories(this.created ?? []);
   }
 }
 
@@ -255,7 +261,6 @@ export function extractFile(input: string, options: ExtractAllOptions): ExtractF
   const select = selection(options);
   const filters = (options.imageFilters ?? []).map(parseImageArguments);
   const outputs = new Outputs(input, options.outDir, engine, options.taken ?? new Set<string>(), options.hash ?? false);
-  mkdirSync(options.outDir, { recursive: true });
   const source = FileSource.open(input);
   const ccob = new CcobPrefetch();
   try {

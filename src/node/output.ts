@@ -43,6 +43,11 @@ export interface OutputOptions {
    * buffer instead of two per member. Default: none, every write goes straight to the file.
    */
   readonly bufferSize?: number;
+  /**
+   * "-" is a file of that name rather than stdout: llvm-offload-wrapper 22 writes through FileOutputBuffer,
+   * which does not know "-" (`-o -` makes a file `-`). Default: false.
+   */
+  readonly dashIsFile?: boolean;
 }
 
 export class OutputFile {
@@ -60,7 +65,7 @@ export class OutputFile {
 
   constructor(readonly path: string, options: OutputOptions = {}) {
     this.buffer = options.bufferSize ? new Uint8Array(options.bufferSize) : undefined;
-    if (path === "-") {
+    if (path === "-" && options.dashIsFile !== true) {
       this.tempPath = undefined;
       this.fd = 1;
       return;

@@ -6,11 +6,12 @@
  *
  * The order of the checks is the native tools': clang-offload-wrapper 14 checks the triple, reads every input,
  * then creates the output; llvm-offload-wrapper 22 reads the inputs, builds the module (the CUDA/HIP single-input
- * check), then opens the output. A failure at any point leaves no output file.
+ * check), then opens the output; both build the module (each image classified, and refused if LLVM could not read
+ * its record back: over 4 GiB) before the output is opened. A failure at any point leaves no output file.
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { OffloadKind22, WrapperFlavour, WrapImagesOptions } from "../wrapper/index.js";
-import { checkWrapperOptions, writeWrapper, writeWrapperText } from "../wrapper/index.js";
+import { buildWrapperModule, checkWrapperOptions, writeWrapperModule, writeWrapperModuleText } from "../wrapper/index.js";
 import { strerror } from "./errors.js";
 import { FileSource } from "./file-source.js";
 import { OutputFile } from "./output.js";
@@ -21,7 +22,10 @@ export interface WrapFilesOptions {
   readonly kind?: OffloadKind22;
   /** Input paths ("-" is stdin), each with its target ID for the image-info variant. */
   readonly inputs: readonly { readonly path: string; readonly arch?: string }[];
-  /** "-" writes to stdout. */
+  /**
+   * "-" writes to stdout for clang-offload-wrapper 14 (raw_fd_ostream); for llvm-offload-wrapper 22 it is a
+   * file named "-", as 22 writes it (FileOutputBuffer).
+   */
   readonly output: string;
   /** Write LLVM assembly instead of bitcode. */
   readonly text?: boolean;
@@ -40,19 +44,22 @@ export function wrapFiles(options: WrapFilesOptions): number {
       images: sources.map((source, i) => ({ bytes: source, arch: options.inputs[i]!.arch, name: options.inputs[i]!.path })),
     };
     checkWrapperOptions(wrap);
-    if (options.output === "") throw new OffloadKitError("ENOENT", "No such file or directory");
+    // Built (the images classified, their sizes checked) before the output is opened: an image LLVM cannot
+    // read back is refused with nothing created.
+    const built = buildWrapperModule(wrap);
+    // 22 reports errorCodeToError(EC): the strerror text alone; 14's createFileError names the file.
+    if (options.output === "") throw new OffloadKitError("ENOENT", `${flavour === "llvm-offload-wrapper-22" ? "" : "'': "}No such file or directory`);
     let out: OutputFile;
     try {
-      out = new OutputFile(options.output);
+      out = new OutputFile(options.output, { dashIsFile: flavour === "llvm-offload-wrapper-22" });
     } catch (e) {
-      // 22 reports errorCodeToError(EC): the strerror text alone; 14's createFileError names the file.
       if (flavour === "llvm-offload-wrapper-22" && e instanceof OffloadKitError) throw new OffloadKitError(e.code, strerror(e.cause), { cause: e });
       throw e;
     }
     try {
       const sink = { write: (bytes: Uint8Array) => out.write(bytes) };
-      if (options.text === true) writeWrapperText(wrap, sink);
-      else writeWrapper(wrap, sink);
+      if (options.text === true) writeWrapperModuleText(built, sink);
+      else writeWrapperModule(built, sink);
       out.commit();
       return out.position;
     } catch (e) {

@@ -13,12 +13,13 @@
 import { OffloadKitError } from "../engine/errors.js";
 import { latin1Decode } from "../formats/bytes.js";
 import type { ByteSink, PayloadSource } from "../llvm/bitcode/bitstream.js";
+import { MAX_RECORD_ELEMENTS } from "../llvm/bitcode/bitstream.js";
 import type { Module } from "../llvm/bitcode/ir.js";
 import { printModule } from "../llvm/bitcode/text.js";
 import { LLVM14, LLVM22 } from "../llvm/bitcode/versions.js";
 import { writeBitcode, writeBitcodeToBytes } from "../llvm/bitcode/writer.js";
 import { ArchType, Triple } from "../llvm/triple.js";
-import { bytesPayload, prepareImages } from "./images.js";
+import { bytesPayload, prepareImages, recordElements } from "./images.js";
 import type { OffloadKind22 } from "./offload22.js";
 import { buildOffload22Module } from "./offload22.js";
 import { buildOpenMP14Module } from "./openmp14.js";
@@ -80,10 +81,29 @@ export function checkWrapperOptions(options: WrapImagesOptions): void {
   }
 }
 
-/** Builds the wrapper module (validating the options as the native tools do). */
-export function buildWrapperModule(options: WrapImagesOptions): { module: Module; version: 14 | 22 } {
+/** A built wrapper module and the LLVM version whose bitcode and text it is written as. */
+export interface WrapperModule {
+  readonly module: Module;
+  readonly version: 14 | 22;
+}
+
+/** Builds the wrapper module (validating the options as the native tools do, and the image sizes). */
+export function buildWrapperModule(options: WrapImagesOptions): WrapperModule {
   checkWrapperOptions(options);
   const images = prepareImages(options.images.map(sourceOf));
+  images.forEach((image, i) => {
+    // One record holds the image's bytes (a C string's without its final NUL), and LLVM reads its element
+    // count as 32 bits: a bigger image would give bitcode llvm-dis rejects (the native wrappers write it so).
+    // An all-zero image is a zeroinitializer, with no record of its bytes, and has no such limit.
+    if (recordElements(image) > MAX_RECORD_ELEMENTS) {
+      const name = options.images[i]!.name ?? `image ${i}`;
+      throw new OffloadKitError(
+        "WRAPPER_IMAGE_TOO_LARGE",
+        `'${name}': an image of ${image.source.size} bytes does not fit LLVM bitcode: the record holding its bytes has at most ${MAX_RECORD_ELEMENTS} elements (LLVM reads the count as 32 bits)`,
+        { field: "image size" },
+      );
+    }
+  });
   if ((options.flavour ?? "clang-offload-wrapper-14") === "clang-offload-wrapper-14") {
     const triple = options.triple!;
     const archs = options.images.map((image) => image.arch);
@@ -110,8 +130,12 @@ export function wrapImages(options: WrapImagesOptions): Uint8Array {
 
 /** Streams the bitcode to `sink` in chunks; returns its size in bytes. */
 export function writeWrapper(options: WrapImagesOptions, sink: ByteSink): number {
-  const { module, version } = buildWrapperModule(options);
-  return writeBitcode(module, version === 14 ? LLVM14 : LLVM22, sink);
+  return writeWrapperModule(buildWrapperModule(options), sink);
+}
+
+/** Streams a built module's bitcode to `sink` (for a caller that builds it before opening its output). */
+export function writeWrapperModule(built: WrapperModule, sink: ByteSink): number {
+  return writeBitcode(built.module, built.version === 14 ? LLVM14 : LLVM22, sink);
 }
 
 /** The same module as LLVM assembly (.ll), in the syntax of that LLVM version (llvm-as accepts it). */
@@ -124,6 +148,10 @@ export function wrapImagesText(options: WrapImagesOptions): string {
 
 /** Streams the text form to `sink` (image bytes are escaped chunk by chunk). */
 export function writeWrapperText(options: WrapImagesOptions, sink: ByteSink): void {
-  const { module, version } = buildWrapperModule(options);
-  printModule(module, version, sink);
+  writeWrapperModuleText(buildWrapperModule(options), sink);
+}
+
+/** Streams a built module's text form to `sink`. */
+export function writeWrapperModuleText(built: WrapperModule, sink: ByteSink): void {
+  printModule(built.module, built.version, sink);
 }

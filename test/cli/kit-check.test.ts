@@ -181,7 +181,7 @@ describe("offload-kit check", () => {
 
   it("usage errors and unreadable inputs", async () => {
     expect((await kit(["lib.a"])).stderr).toContain("--gpu=<target id> is required");
-    expect((await kit(["--gpu=gfx90a:xnack", "lib.a"])).code).toBe(1);
+    expect((await kit(["--gpu=gfx90a:xnack", "lib.a"])).code).toBe(2);
     const missing = await kit(["--gpu=gfx90a", "nope.a"]);
     expect(missing.code).toBe(1);
     // Issue 19 item 11: per-file errors go to stderr, naming the file once.

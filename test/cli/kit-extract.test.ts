@@ -152,7 +152,7 @@ describe("offload-kit extract, on what clang 19 builds", () => {
     expect(run.stderr).toBe([
       `offload-kit extract: error: plain.so: no offload bundles or offload binaries found (${plain.length} bytes)`,
       `offload-kit extract: error: cut.bc: at 0x0: malformed bundle header: the payload of bundle entry 0 (offset ${bundle.length - 1}, size 1) runs past the end of the ${bundle.length - 1}-byte input`,
-      "offload-kit extract: error: missing.bc: 'missing.bc': No such file or directory",
+      "offload-kit extract: error: 'missing.bc': No such file or directory",
       "",
     ].join("\n"));
     expect(readdirSync(join(dir, "out"))).toEqual([`good.bc-0-${G906}`]);
@@ -227,5 +227,24 @@ describe("offload-kit extract, on what clang 19 builds", () => {
         expect(mine?.sha256, `${b} ${id}`).toBe(sha256(readFileSync(outs[k]!)));
       });
     });
+  });
+});
+
+describe("extractFile (library): the output folder", () => {
+  it("is made (with its parents) only when an output is named, and removed again when the input fails", () => {
+    const dir = scratchDir("offload-kit-extract-lib-");
+    const bundle = writeBinaryBundle([{ id: G906, data: enc("x") }]);
+    writeFileSync(join(dir, "good.bc"), bundle);
+    writeFileSync(join(dir, "cut.bc"), bundle.subarray(0, bundle.length - 1));
+    writeFileSync(join(dir, "plain"), "no device code");
+    for (const input of ["missing.bc", "plain", "cut.bc"]) {
+      expect(() => extractFile(join(dir, input), { outDir: join(dir, "a", "b") })).toThrow();
+      expect(existsSync(join(dir, "a")), input).toBe(false);
+    }
+    // A folder in the way: mkdir -p's words, naming it.
+    writeFileSync(join(dir, "f"), "");
+    expect(() => extractFile(join(dir, "good.bc"), { outDir: join(dir, "f", "out") })).toThrow(`cannot create directory '${join(dir, "f")}': Not a directory`);
+    expect(extractFile(join(dir, "good.bc"), { outDir: join(dir, "a", "b") }).outputs).toHaveLength(1);
+    expect(readdirSync(join(dir, "a", "b"))).toEqual([`good.bc-0-${G906}`]);
   });
 });

@@ -46,7 +46,7 @@ describe("offload-kit serve", () => {
 
   it("refuses a bad port and a port in use, with the tool's diagnostics", async () => {
     const bad = spawnSync(BIN, ["serve", "--port=http"], { encoding: "utf8" });
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/serve: error: --port must be a number from 0 to 65535, not 'http'/);
     const { first, stop } = await started(["--port=0"]);
     const busy = spawnSync(BIN, ["serve", `--port=${new URL(first).port}`], { encoding: "utf8", timeout: HANG_MS });

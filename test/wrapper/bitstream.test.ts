@@ -2,7 +2,7 @@
 // and the shifted payload path against the per-element one at every bit offset.
 import { describe, expect, it } from "vitest";
 import type { PayloadSource } from "../../src/llvm/bitcode/bitstream.js";
-import { ARRAY, BitstreamWriter, fixed, isChar6, lit, log2Ceil, vbr } from "../../src/llvm/bitcode/bitstream.js";
+import { ARRAY, BitstreamWriter, MAX_RECORD_ELEMENTS, checkRecordLength, fixed, isChar6, lit, log2Ceil, vbr } from "../../src/llvm/bitcode/bitstream.js";
 import { rng } from "../engines.js";
 
 function run(body: (w: BitstreamWriter) => void): Uint8Array {
@@ -86,5 +86,38 @@ describe("bitstream writer", () => {
     expect(isChar6("-".charCodeAt(0))).toBe(false);
     expect([0, 1, 2, 3, 4, 5, 32, 33].map(log2Ceil)).toEqual([0, 0, 1, 2, 2, 3, 5, 6]);
     expect(vbr(6)).toEqual({ vbr: 6 });
+  });
+});
+
+describe("field widths LLVM's reader imposes", () => {
+  // A payload the measure pass counts without reading (fixed 8-bit elements): no 4 GiB in memory.
+  const unread = (size: number): PayloadSource => ({ size, read: () => { throw new Error("not read"); } });
+
+  it("an array record holds at most 2^32 - 1 elements (ReadVBR(6) into a uint32_t)", () => {
+    expect(MAX_RECORD_ELEMENTS).toBe(2 ** 32 - 1);
+    const measure = BitstreamWriter.measure();
+    measure.enterSubblock(11, 4);
+    const abbrev = measure.defineAbbrev([lit(8), ARRAY, fixed(8)]);
+    measure.emitArrayRecordHead(abbrev, 8, 2 ** 32 - 1);
+    measure.emitPayload(unread(2 ** 32 - 1), 0, 2 ** 32 - 1, "fixed8", new Uint8Array(16));
+    expect(() => measure.emitArrayRecordHead(abbrev, 8, 2 ** 32)).toThrow(/array of record 8 of 4294967296 elements does not fit LLVM bitcode: a record holds at most 4294967295/);
+    expect(() => measure.emitUnabbrevRecordHead(9, 2 ** 32)).toThrow(expect.objectContaining({ code: "BITCODE_FIELD_OVERFLOW" }));
+    expect(() => checkRecordLength(2 ** 32 - 1, "x")).not.toThrow();
+    expect(() => checkRecordLength(2 ** 32, "x")).toThrow(/x of 4294967296 elements/);
+  });
+
+  it("a block holds at most 2^32 - 1 words, and a fixed field no more than its width", () => {
+    const measure = BitstreamWriter.measure();
+    measure.enterSubblock(11, 4);
+    const abbrev = measure.defineAbbrev([lit(8), ARRAY, fixed(8)]);
+    for (let i = 0; i < 4; i++) {
+      measure.emitArrayRecordHead(abbrev, 8, 2 ** 32 - 1);
+      measure.emitPayload(unread(2 ** 32 - 1), 0, 2 ** 32 - 1, "fixed8", new Uint8Array(16));
+    }
+    expect(() => measure.exitBlock()).toThrow(/block 11 of \d+ bytes does not fit LLVM bitcode: a block's length is a 32-bit count of 32-bit words/);
+    const small = BitstreamWriter.measure();
+    const vst = small.defineAbbrev([lit(13), fixed(32)]);
+    small.emitRecord(13, [2 ** 32 - 1], vst);
+    expect(() => small.emitRecord(13, [2 ** 32], vst)).toThrow(/value 4294967296 does not fit a 32-bit field/);
   });
 });

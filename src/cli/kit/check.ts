@@ -1,16 +1,16 @@
 /**
- * `offload-kit check FILE... --gpu=<target id> [--kind=hip|openmp] [--json]`: which device entries of
+ * `offload-kit check FILE... --gpu=<target id> [--kind=hip|hipv4|openmp|cuda|sycl] [--json]`: which device entries of
  * bundles, archives, fat objects and offload binaries (or of the offload files in a directory) a GPU
  * configured as `--gpu` can load, which it cannot and why. Each input is reported as a summary per
  * target ID (entries, bytes, verdict) followed by the detail (bundle or image index, offset, size) of
  * every entry. Exit 0 only when every input has device code that loads whichever way the features
- * `--gpu` leaves unstated are set; 1 otherwise (or on a usage error). Per-file errors and damage go to
+ * `--gpu` leaves unstated are set; 1 otherwise; 2 on a usage error. Per-file errors and damage go to
  * stderr. Rules: src/inspect/check.ts; files: src/node/check.ts.
  */
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { describeSettings, parseGpu } from "../../inspect/check.js";
+import { CHECK_KINDS, describeSettings, parseGpu } from "../../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
 import { checkPaths } from "../../node/check.js";
 import type { CheckRun, CheckedEntry, CheckedInput } from "../../node/check.js";
@@ -176,7 +176,7 @@ export const check: Subcommand = {
         name: "gpu", kind: "string", valueName: "target id", category,
         description: "The GPU and its configuration, e.g. gfx90a, gfx90a:xnack- or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- as rocminfo prints it (sm_XX for NVIDIA)",
       },
-      { name: "kind", kind: "string", valueName: "offload kind", description: "Only entries for this runtime count (hip, openmp); hip and hipv4 are one", category },
+      { name: "kind", kind: "string", valueName: "offload kind", description: `Only entries for this runtime count (${CHECK_KINDS.join(", ")}); hip and hipv4 are one`, category },
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
@@ -194,6 +194,9 @@ export const check: Subcommand = {
       throw e;
     }
     const kind = stringValue(values, "kind") || undefined;
+    if (kind !== undefined && !(CHECK_KINDS as readonly string[]).includes(kind)) {
+      return usageError(io, name, `--kind must be one of ${CHECK_KINDS.join(", ")}, not '${kind}'`);
+    }
     return runGuarded(io, name, () => {
       const run = checkPaths(files, gpu, { kind });
       for (const u of run.unreadable) printError(io, name, u.message);

@@ -25,9 +25,21 @@ export interface Subcommand {
   readonly run: (values: Record<string, OptionValue>, context: SubcommandContext) => number | Promise<number>;
 }
 
+/**
+ * offload-kit's exit statuses: 0 success (and an OK verdict), 1 a failure or a FAIL verdict, 2 a usage error
+ * (unknown command, bad option or option value, no input files), as grep and diff keep "trouble" apart from a
+ * negative answer, 70 a bug in offload-kit. The drop-in tools keep the native codes (1 for usage errors too).
+ */
+export const EXIT_USAGE = 2;
+
 export function usageError(io: CliIO, name: string, message: string): number {
   printError(io, name, `${message} (see '${name} --help')`);
-  return 1;
+  return EXIT_USAGE;
+}
+
+/** `<file>: <message>`, unless the message already starts by naming the file (`'<file>': No such file ...`). */
+export function inputMessage(file: string, message: string): string {
+  return message.startsWith(`'${file}'`) ? message : `${file}: ${message}`;
 }
 
 export function hex(n: number): string {

@@ -9,17 +9,17 @@
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
  * outputs (a damaged bundle among good ones) is a warning.
  */
-import { mkdirSync } from "node:fs";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
 import { checkNameCollisions, normaliseBatchTargets } from "../../node/batch.js";
+import { checkWritableDirectory, makeDirectories, removeDirectories } from "../../node/directories.js";
 import { extractFile } from "../../node/extract.js";
 import type { ExtractedOutput } from "../../node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, usageError } from "./common.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
@@ -63,7 +63,10 @@ export const extract: Subcommand = {
       // Both refuse before anything is written.
       if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
       checkNameCollisions(files);
-      mkdirSync(outDir, { recursive: true });
+      const created = makeDirectories(outDir);
+      // A folder asked for that takes no files is one error now, not one per input; the current folder (the
+      // default) is not probed, since `--image=file=` outputs may all go elsewhere.
+      if (stringValue(values, "out-dir") !== "") checkWritableDirectory(outDir);
       const started = performance.now();
       const outputs: ExtractedOutput[] = [];
       const problems: (ScanProblem & { file: string })[] = [];
@@ -89,9 +92,11 @@ export const extract: Subcommand = {
         } catch (e) {
           if (!isOffloadKitError(e)) throw e;
           errors.push({ file, code: e.code, message: e.message });
-          if (!json) printError(io, name, `${file}: ${e.message}`);
+          if (!json) printError(io, name, inputMessage(file, e.message));
         }
       }
+      // A folder this run made and left empty (every input failed) goes again, as if never asked for.
+      removeDirectories(created);
       if (json) {
         io.stdout(`${JSON.stringify({ outputs: outputs.map(outputJson), problems, errors }, null, 2)}\n`);
       } else {

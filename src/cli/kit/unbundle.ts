@@ -4,18 +4,18 @@
  * that is not a bundle but holds some (a shared library, say) fails as the bundler fails, and the message
  * says where its bundles are and that `offload-kit extract` writes them.
  */
-import { mkdirSync } from "node:fs";
 import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { locate } from "../../inspect/locate.js";
 import { unbundleBatch } from "../../node/batch.js";
+import { checkWritableDirectory, makeDirectories, removeDirectories } from "../../node/directories.js";
 import { withFile } from "../../node/file-source.js";
 import type { BatchFileResult } from "../../node/batch.js";
 import { flagValue, listValue, numberValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, inputMessage, usageError } from "./common.js";
 
 /**
  * For an input that failed because it is not a bundle but holds some (a library's `.hip_fatbin`, a fat
@@ -84,8 +84,10 @@ export const unbundle: Subcommand = {
     const started = performance.now();
     const bar = showProgress ? new ProgressBar(io, "unbundling") : undefined;
     let failure: unknown;
+    let created: string[] = [];
     try {
-      mkdirSync(outDir, { recursive: true });
+      created = makeDirectories(outDir);
+      checkWritableDirectory(outDir);
       results = await unbundleBatch(files, {
         targets,
         type: stringValue(values, "type") || undefined,
@@ -99,6 +101,8 @@ export const unbundle: Subcommand = {
       failure = e;
     } finally {
       bar?.finish();
+      // A folder this run made and left empty (every input failed) goes again.
+      removeDirectories(created);
     }
     return runGuarded(io, name, () => {
       if (failure !== undefined) throw failure;
@@ -111,7 +115,7 @@ export const unbundle: Subcommand = {
       if (json) {
         io.stdout(`${JSON.stringify({ engine: engineKind(), results: all.map(resultJson) }, null, 2)}\n`);
       } else {
-        for (const r of failed) printError(io, name, `${r.input}: ${r.error!.message}`);
+        for (const r of failed) printError(io, name, inputMessage(r.input, r.error!.message));
         const outputs = all.reduce((n, r) => n + r.outputs.length, 0);
         const bytes = all.reduce((n, r) => n + r.outputs.reduce((m, o) => m + o.size, 0), 0);
         const seconds = (performance.now() - started) / 1000;

@@ -17,7 +17,16 @@
  * | 2         | DEFINE_ABBREV: vbr5 op count, each op: 1 bit literal?, vbr8 value or 3-bit encoding (+vbr5 width) |
  * | 3         | UNABBREV_RECORD: vbr6 code, vbr6 count, vbr6 each operand                    |
  * | 4...      | the block's BLOCKINFO abbreviations, then its own, in definition order       |
+ *
+ * Field widths LLVM's reader imposes, whatever the writer could encode (llvm/lib/Bitstream/Reader/
+ * BitstreamReader.cpp, 14 and 22 alike): an array's and an unabbreviated record's element count and a blob's
+ * length are read by `ReadVBR(6)` into a `uint32_t` (a count of 2^32 or more is cut to its low 32 bits, and the
+ * record's elements are then misread: "Malformed global initializer set", "Invalid encoding"); a block's
+ * length is one 32-bit word counting 32-bit words; a fixed field holds `width` bits. LLVM's own writer casts
+ * the count to `uint32_t` and writes such bitcode anyway; this one refuses (`BITCODE_FIELD_OVERFLOW`) in the
+ * measure pass, before a byte is written.
  */
+import { OffloadKitError } from "../../engine/errors.js";
 
 /** One abbreviation operand. */
 export type AbbrevOp =
@@ -84,6 +93,22 @@ interface BlockScope {
 }
 
 const CHUNK = 1 << 20;
+
+/** The most elements an array or unabbreviated record (or bytes a blob) may have: `ReadVBR(6)` is 32-bit. */
+export const MAX_RECORD_ELEMENTS = 0xffff_ffff;
+/** The most 32-bit words a block may hold: its length is one 32-bit word. */
+export const MAX_BLOCK_WORDS = 0xffff_ffff;
+
+/** Refuses a record element count (or blob length) LLVM's reader would cut to 32 bits. */
+export function checkRecordLength(count: number, what: string): void {
+  if (count > MAX_RECORD_ELEMENTS) {
+    throw new OffloadKitError(
+      "BITCODE_FIELD_OVERFLOW",
+      `${what} of ${count} elements does not fit LLVM bitcode: a record holds at most ${MAX_RECORD_ELEMENTS} (LLVM reads the count as 32 bits)`,
+      { field: "record length" },
+    );
+  }
+}
 
 export class BitstreamWriter {
   /** Bytes completed so far (in the write pass, also handed to the sink or still in `buffer`). */
@@ -215,6 +240,13 @@ export class BitstreamWriter {
     this.alignTo32();
     const scope = this.scopes.pop()!;
     const words = this.bitNo / 32 - scope.startWord;
+    if (words > MAX_BLOCK_WORDS) {
+      throw new OffloadKitError(
+        "BITCODE_FIELD_OVERFLOW",
+        `block ${scope.blockId} of ${words * 4} bytes does not fit LLVM bitcode: a block's length is a 32-bit count of 32-bit words (at most ${MAX_BLOCK_WORDS * 4} bytes)`,
+        { field: "block length" },
+      );
+    }
     if (this.measuring) this.layout.blockWords[scope.lengthIndex] = words;
     else if (this.layout.blockWords[scope.lengthIndex] !== words) throw new Error("bitstream: block length differs between passes");
     this.width = scope.width;
@@ -270,7 +302,13 @@ export class BitstreamWriter {
   }
 
   private emitScalar(op: AbbrevOp, value: number): void {
-    if ("fixed" in op) this.emit(value, op.fixed);
+    if ("fixed" in op) {
+      // The VST offset (fixed 32, in words) is the one that can grow with the module.
+      if (value >= 2 ** op.fixed) {
+        throw new OffloadKitError("BITCODE_FIELD_OVERFLOW", `value ${value} does not fit a ${op.fixed}-bit field of LLVM bitcode`, { field: `fixed(${op.fixed})` });
+      }
+      this.emit(value, op.fixed);
+    }
     else if ("vbr" in op) this.emitVbr(value, op.vbr);
     else if ("char6" in op) this.emit(CHAR6_VALUE[value]!, 6);
     else throw new Error("bitstream: not a scalar operand");
@@ -279,6 +317,7 @@ export class BitstreamWriter {
   /** `EmitRecord`: unabbreviated when `abbrevId` is 0, else through that abbreviation. */
   emitRecord(code: number, values: readonly number[], abbrevId = 0): void {
     if (abbrevId === 0) {
+      checkRecordLength(values.length, `record ${code}`);
       this.emit(UNABBREV_RECORD, this.width);
       this.emitVbr(code, 6);
       this.emitVbr(values.length, 6);
@@ -297,6 +336,7 @@ export class BitstreamWriter {
       } else if ("array" in op) {
         const element = abbrev[++i]!;
         const rest = values.length - (next - 1);
+        checkRecordLength(rest, `array of record ${code}`);
         this.emitVbr(rest, 6);
         for (let k = next - 1; k < values.length; k++) this.emitScalar(element, values[k]!);
         next = values.length;
@@ -311,6 +351,7 @@ export class BitstreamWriter {
 
   /** `EmitRecordWithBlob` for an abbreviation [literal code, Blob]. */
   emitBlobRecord(abbrevId: number, blob: Uint8Array): void {
+    checkRecordLength(blob.length, "blob");
     this.emit(abbrevId, this.width);
     this.emitVbr(blob.length, 6);
     this.alignTo32();
@@ -463,12 +504,14 @@ export class BitstreamWriter {
     if (abbrev === undefined || abbrev.length !== 3 || !("literal" in abbrev[0]!) || abbrev[0].literal !== code || !("array" in abbrev[1]!)) {
       throw new Error("bitstream: payload records need a [literal code, Array, element] abbreviation");
     }
+    checkRecordLength(count, `array of record ${code}`);
     this.emit(abbrevId, this.width);
     this.emitVbr(count, 6);
   }
 
   /** The start of an unabbreviated record whose operands are a payload's bytes (each a vbr6). */
   emitUnabbrevRecordHead(code: number, count: number): void {
+    checkRecordLength(count, `record ${code}`);
     this.emit(UNABBREV_RECORD, this.width);
     this.emitVbr(code, 6);
     this.emitVbr(count, 6);

@@ -5,7 +5,8 @@
  * `; preds =` comments. `llvm-as-14`/`-22 --preserve-bc-uselistorder=false` turns it back into the very
  * bitcode the writer produces (test/differential/wrapper-native.test.ts checks that).
  *
- * Image bytes are escaped as LLVM does (`c"..."`, printable ASCII but `"` and `\` as is, the rest `\XX`) and
+ * Image bytes are escaped as LLVM does (`printEscapedString`, 14 and 22 alike: `\\` for a backslash, printable
+ * ASCII but `"` as is, the rest `\XX` in upper-case hex, so `c"..."` reads as llvm-dis prints it) and
  * streamed to the sink in chunks, so the text of a 1 GiB image is never held whole either.
  */
 import type { ByteSink } from "./bitstream.js";
@@ -50,7 +51,8 @@ function escaped(text: string): string {
   let out = "";
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    out += isPrintable(c) && c !== 0x22 && c !== 0x5c ? text[i] : `\\${HEX[c >> 4]}${HEX[c & 15]}`;
+    if (c === 0x5c) out += "\\\\";
+    else out += isPrintable(c) && c !== 0x22 ? text[i] : `\\${HEX[c >> 4]}${HEX[c & 15]}`;
   }
   return out;
 }
@@ -220,6 +222,9 @@ class Printer {
         const c = chunk[i]!;
         if (c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x5c) {
           escapedChunk[at++] = c;
+        } else if (c === 0x5c) {
+          escapedChunk[at++] = 0x5c;
+          escapedChunk[at++] = 0x5c;
         } else {
           escapedChunk[at++] = 0x5c;
           escapedChunk[at++] = HEX_CODES[c >> 4]!;

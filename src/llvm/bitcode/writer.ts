@@ -25,6 +25,7 @@
  * | VALUE_SYMTAB     | 14 | 4            | FNENTRY [value id, word offset of the function block]   |
  * | STRTAB           | 23 | 3            | one blob: every name, then the symtab strings           |
  */
+import { OffloadKitError } from "../../engine/errors.js";
 import type { ByteSink, StreamLayout } from "./bitstream.js";
 import { ARRAY, BitstreamWriter, BLOB, CHAR6, fixed, isChar6, lit, log2Ceil, vbr } from "./bitstream.js";
 import { ValueEnumerator } from "./enumerator.js";
@@ -155,6 +156,13 @@ class ModulePass {
     out.exitBlock();
     if (darwin) {
       const end = out.bitNo / 8;
+      if (end - BWH_HEADER_SIZE > 0xffff_ffff) {
+        throw new OffloadKitError(
+          "BITCODE_FIELD_OVERFLOW",
+          `${end - BWH_HEADER_SIZE} bytes of bitcode do not fit the Darwin bitcode wrapper header: it holds the size in 32 bits`,
+          { field: "bitcode wrapper size" },
+        );
+      }
       out.recordLateValue("bcsize", end - BWH_HEADER_SIZE);
       out.emitBytes(new Uint8Array((16 - (end % 16)) % 16));
     }
