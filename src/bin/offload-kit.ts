@@ -3,13 +3,18 @@ import { invokedName, processIO } from "../cli/io.js";
 import { runOffloadKit } from "../cli/offload-kit.js";
 import { mayNeedZstd } from "../cli/zstd-preload.js";
 import { loadNodeCodecs } from "../node/codecs.js";
+import { runSupervised } from "../process/supervisor.js";
+import { isTrivialCommand } from "../process/trivial.js";
 
-// libzstd costs ~12 MiB and ~15 ms to load: only when the first files are compressed or a folder is
-// walked. Compressed data found later (embedded, deeper in a batch) is decoded on a helper worker.
-const args = process.argv.slice(2);
-if (mayNeedZstd(args.slice(1), process.env, process.cwd(), { sample: 16, directories: true })) {
-  // Only a head start: if it fails, the run decodes on a helper worker and reports any failure itself.
-  await loadNodeCodecs().catch(() => undefined);
-}
+// `serve` is long-running and asynchronous: it handles its signals itself, on the main thread.
+const MAIN_THREAD_COMMANDS = new Set(["serve", "help", "version"]);
 
-process.exitCode = await runOffloadKit(invokedName(process.argv[1], "offload-kit"), args, processIO(), process.stderr.isTTY === true);
+await runSupervised(import.meta.url, async ({ argv1, args, stderrIsTTY }) => {
+  // libzstd costs ~12 MiB and ~15 ms to load: only when the first files are compressed or a folder is
+  // walked. Compressed data found later (embedded, deeper in a batch) is decoded on a helper worker.
+  if (mayNeedZstd(args.slice(1), process.env, process.cwd(), { sample: 16, directories: true })) {
+    // Only a head start: if it fails, the run decodes on a helper worker and reports any failure itself.
+    await loadNodeCodecs().catch(() => undefined);
+  }
+  return runOffloadKit(invokedName(argv1, "offload-kit"), args, processIO(), stderrIsTTY);
+}, { inline: (args) => MAIN_THREAD_COMMANDS.has(args[0] ?? "") || isTrivialCommand(args) });

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 import { invokedName, processIO } from "../cli/io.js";
 import { runPackager } from "../cli/offload-packager.js";
+import { runSupervised } from "../process/supervisor.js";
+import { isTrivialCommand } from "../process/trivial.js";
 
-process.exitCode = runPackager(invokedName(process.argv[1], "offload-packager"), process.argv.slice(2), processIO());
+await runSupervised(import.meta.url, ({ argv1, args }) => runPackager(invokedName(argv1, "offload-packager"), args, processIO()), {
+  inline: isTrivialCommand,
+});
