@@ -1,15 +1,11 @@
-#!/usr/bin/env node
+// The program of the bin, run by src/process/launch.ts in a supervised worker (or inline).
 import { invokedName, processIO } from "../cli/io.js";
 import { runOffloadKit } from "../cli/offload-kit.js";
 import { mayNeedZstd } from "../cli/zstd-preload.js";
 import { loadNodeCodecs } from "../node/codecs.js";
-import { runSupervised } from "../process/supervisor.js";
-import { isTrivialCommand } from "../process/trivial.js";
+import { runCommand } from "../process/run.js";
 
-// `serve` is long-running and asynchronous: it handles its signals itself, on the main thread.
-const MAIN_THREAD_COMMANDS = new Set(["serve", "help", "version"]);
-
-await runSupervised(import.meta.url, async ({ argv1, args, stderrIsTTY }) => {
+await runCommand(async ({ argv1, args, stderrIsTTY }) => {
   // libzstd costs ~12 MiB and ~15 ms to load: only when the first files are compressed or a folder is
   // walked. Compressed data found later (embedded, deeper in a batch) is decoded on a helper worker.
   if (mayNeedZstd(args.slice(1), process.env, process.cwd(), { sample: 16, directories: true })) {
@@ -17,4 +13,4 @@ await runSupervised(import.meta.url, async ({ argv1, args, stderrIsTTY }) => {
     await loadNodeCodecs().catch(() => undefined);
   }
   return runOffloadKit(invokedName(argv1, "offload-kit"), args, processIO(), stderrIsTTY);
-}, { inline: (args) => MAIN_THREAD_COMMANDS.has(args[0] ?? "") || isTrivialCommand(args) });
+});

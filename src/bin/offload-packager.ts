@@ -1,9 +1,6 @@
-#!/usr/bin/env node
+// The program of the bin, run by src/process/launch.ts in a supervised worker (or inline).
 import { invokedName, processIO } from "../cli/io.js";
 import { runPackager } from "../cli/offload-packager.js";
-import { runSupervised } from "../process/supervisor.js";
-import { isTrivialCommand } from "../process/trivial.js";
+import { runCommand } from "../process/run.js";
 
-await runSupervised(import.meta.url, ({ argv1, args }) => runPackager(invokedName(argv1, "offload-packager"), args, processIO()), {
-  inline: isTrivialCommand,
-});
+await runCommand(({ argv1, args }) => runPackager(invokedName(argv1, "offload-packager"), args, processIO()));

@@ -7,7 +7,7 @@ import { readFileSync, statSync, writeSync } from "node:fs";
 import { basename, delimiter, dirname, resolve } from "node:path";
 import { isOffloadKitError } from "../engine/errors.js";
 import { fileError, strerror } from "../node/errors.js";
-import { endByBrokenPipe } from "../process/supervisor.js";
+import { endByBrokenPipe } from "../process/run.js";
 import type { ResponseFileReader } from "./args.js";
 
 export interface CliIO {

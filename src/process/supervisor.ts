@@ -17,55 +17,12 @@
  * Commands too short to be worth a thread (see each bin's `inline`) run on the main thread, where the same
  * clean-up runs on EPIPE; a signal there is handled at the end of the (short) run.
  */
-import { MessageChannel, Worker, isMainThread, receiveMessageOnPort, workerData } from "node:worker_threads";
-import type { MessagePort } from "node:worker_threads";
+import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 import { rmSync } from "node:fs";
-import { SHARED_SLOTS, LOCK, STOPPING, localTemporaries, pendingPaths, reportTemporariesTo } from "./temporaries.js";
-import type { TemporaryMessage } from "./temporaries.js";
+import { LOCK, SHARED_SLOTS, STOPPING, pendingPaths } from "./temporaries.js";
+import type { RunContext, SignalMessage, SupervisedData, WorkerMessage } from "./run.js";
 
-export interface RunContext {
-  /** process.argv[1] as the process got it (the bin's path). */
-  readonly argv1: string | undefined;
-  /** The command-line arguments (process.argv.slice(2)). */
-  readonly args: readonly string[];
-  readonly stdoutIsTTY: boolean;
-  readonly stderrIsTTY: boolean;
-}
-
-interface SupervisedData {
-  readonly offloadKitSupervised: true;
-  readonly context: RunContext;
-  readonly port: MessagePort;
-  readonly shared: Int32Array;
-}
-
-/** A request from the worker: end the process by this signal (after the clean-up). */
-interface SignalMessage {
-  readonly op: "signal";
-  readonly signal: NodeJS.Signals;
-}
-
-type WorkerMessage = TemporaryMessage | SignalMessage;
-
-let port: MessagePort | undefined;
-
-/** The signal a broken pipe ends the run with: cleans up and never returns. */
-export function endByBrokenPipe(): never {
-  return endBySignal("SIGPIPE");
-}
-
-function endBySignal(signal: NodeJS.Signals): never {
-  if (port !== undefined) {
-    // The supervisor cleans up and raises the signal; this thread waits for the end.
-    port.postMessage({ op: "signal", signal } satisfies SignalMessage);
-    const forever = new Int32Array(new SharedArrayBuffer(4));
-    for (;;) Atomics.wait(forever, 0, 0);
-  }
-  removeAll(localTemporaries());
-  raise(signal);
-}
-
-function removeAll(paths: Iterable<string>): void {
+export function removeAll(paths: Iterable<string>): void {
   for (const path of paths) {
     try {
       rmSync(path, { recursive: true, force: true });
@@ -78,11 +35,10 @@ function removeAll(paths: Iterable<string>): void {
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGPIPE: 13, SIGTERM: 15 };
 
 /** Dies by `signal` with its default disposition, as a C program re-raising it does. */
-function raise(signal: NodeJS.Signals): never {
+export function raise(signal: NodeJS.Signals): never {
   // Node ignores SIGPIPE and handles the others through listeners; a listener added and removed leaves the
   // default disposition behind (libuv restores SIG_DFL when the last handler of a signal goes).
-  const listeners = process.listeners(signal);
-  for (const listener of listeners) process.off(signal, listener);
+  for (const listener of process.listeners(signal)) process.off(signal, listener);
   const placeholder = () => undefined;
   process.on(signal, placeholder);
   process.off(signal, placeholder);
@@ -93,56 +49,36 @@ function raise(signal: NodeJS.Signals): never {
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
-/**
- * Runs `body` supervised: on the main thread of a bin, starts the worker (or runs `body` here when `inline`
- * says the command is trivially short); in the worker, runs `body` and reports to the supervisor.
- * `entry` is the bundled program's own URL (import.meta.url of the bin's module).
- */
-export async function runSupervised(
-  entry: string,
-  body: (context: RunContext) => number | Promise<number>,
-  options: { readonly inline?: (args: readonly string[]) => boolean } = {},
-): Promise<void> {
-  const data = isMainThread ? undefined : (workerData as SupervisedData | undefined);
-  if (data?.offloadKitSupervised === true) {
-    port = data.port;
-    reportTemporariesTo(data.port, data.shared);
-    process.exitCode = await body(data.context);
-    return;
-  }
+/** Runs the bundled program `program` (a module using src/process/run.ts) in a worker, supervised. */
+export function supervise(program: URL): void {
   const context: RunContext = {
     argv1: process.argv[1],
     args: process.argv.slice(2),
     stdoutIsTTY: process.stdout.isTTY === true,
     stderrIsTTY: process.stderr.isTTY === true,
   };
-  if (!isMainThread || options.inline?.(context.args) === true) {
-    process.exitCode = await body(context);
-    return;
-  }
-  supervise(entry, context);
-}
-
-function supervise(entry: string, context: RunContext): void {
   const shared = new Int32Array(new SharedArrayBuffer(SHARED_SLOTS * 4));
   const channel = new MessageChannel();
   const pending = new Set<string>();
   let ending = false;
 
+  const drain = (): void => {
+    for (let message = receiveMessageOnPort(channel.port1); message !== undefined; message = receiveMessageOnPort(channel.port1)) {
+      accept(message.message as WorkerMessage);
+    }
+  };
   const end = (signal: NodeJS.Signals): void => {
     if (ending) return;
     ending = true;
     // Wait for the worker to leave a step that must not be split (creating or renaming a temporary).
     while (Atomics.compareExchange(shared, LOCK, 0, 1) !== 0) Atomics.wait(shared, LOCK, 1, 20);
     Atomics.store(shared, STOPPING, 1);
-    for (let message = receiveMessageOnPort(channel.port1); message !== undefined; message = receiveMessageOnPort(channel.port1)) {
-      accept(message.message as WorkerMessage);
-    }
+    drain();
     removeAll(pending);
     raise(signal);
   };
   const accept = (message: WorkerMessage): void => {
-    if (message.op === "signal") end(message.signal);
+    if (message.op === "signal") end((message as SignalMessage).signal);
     else pendingPaths([message], pending);
   };
 
@@ -150,24 +86,20 @@ function supervise(entry: string, context: RunContext): void {
   channel.port1.on("message", accept);
   channel.port1.unref();
 
-  const worker = new Worker(new URL(entry), {
+  const worker = new Worker(program, {
     workerData: { offloadKitSupervised: true, context, port: channel.port2, shared } satisfies SupervisedData,
     transferList: [channel.port2],
-    // The worker writes fds 1 and 2 itself; its own process.stdout/stderr objects are not used.
-    stdout: false,
-    stderr: false,
   });
   worker.on("error", (e) => {
     const detail = e instanceof Error ? e.message : String(e);
     process.stderr.write(`error: internal error in offload-kit: ${detail} (please report it)\n`);
+    drain();
     removeAll(pending);
     process.exitCode = 70;
   });
   worker.on("exit", (code) => {
     // Registrations still queued (a run that failed after creating something) are read before leaving.
-    for (let message = receiveMessageOnPort(channel.port1); message !== undefined; message = receiveMessageOnPort(channel.port1)) {
-      accept(message.message as WorkerMessage);
-    }
+    drain();
     if (ending) return;
     removeAll(pending);
     if (process.exitCode === undefined || process.exitCode === 0) process.exitCode = code;
