@@ -4,6 +4,7 @@
  * port; started directly (a trivially short command run inline, or the program imported on its own), it runs
  * on the main thread and cleans up after itself.
  */
+import { isatty } from "node:tty";
 import { isMainThread, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { localTemporaries, reportTemporariesTo } from "./temporaries.js";
@@ -60,7 +61,7 @@ export async function runCommand(body: (context: RunContext) => number | Promise
   process.exitCode = await body({
     argv1: process.argv[1],
     args: process.argv.slice(2),
-    stdoutIsTTY: process.stdout.isTTY === true,
-    stderrIsTTY: process.stderr.isTTY === true,
+    stdoutIsTTY: isatty(1),
+    stderrIsTTY: isatty(2),
   });
 }

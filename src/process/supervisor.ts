@@ -17,6 +17,7 @@
  * Commands too short to be worth a thread (see each bin's `inline`) run on the main thread, where the same
  * clean-up runs on EPIPE; a signal there is handled at the end of the (short) run.
  */
+import { isatty } from "node:tty";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 import { rmSync } from "node:fs";
 import { LOCK, SHARED_SLOTS, STOPPING, pendingPaths } from "./temporaries.js";
@@ -54,8 +55,8 @@ export function supervise(program: URL): void {
   const context: RunContext = {
     argv1: process.argv[1],
     args: process.argv.slice(2),
-    stdoutIsTTY: process.stdout.isTTY === true,
-    stderrIsTTY: process.stderr.isTTY === true,
+    stdoutIsTTY: isatty(1),
+    stderrIsTTY: isatty(2),
   };
   const shared = new Int32Array(new SharedArrayBuffer(SHARED_SLOTS * 4));
   const channel = new MessageChannel();

@@ -18,8 +18,8 @@ beforeAll(() => {
 });
 
 /** `command | head -n 1`: what head printed, the command's PIPESTATUS and its stderr. */
-function intoHead(command: string): { firstLine: string; status: string; stderr: string } {
-  const run = bash(`{ ${command} 2> err.txt; } | head -n 1; echo "status=\${PIPESTATUS[0]}"; cat err.txt`, dir);
+function intoHead(command: string, env: Record<string, string> = {}): { firstLine: string; status: string; stderr: string } {
+  const run = bash(`{ ${command} 2> err.txt; } | head -n 1; echo "status=\${PIPESTATUS[0]}"; cat err.txt`, dir, env);
   const [firstLine = "", status = "", ...rest] = run.stdout.toString("utf8").split("\n");
   return { firstLine, status, stderr: rest.join("\n") };
 }
@@ -34,11 +34,14 @@ describe("a closed standard output", () => {
     ["offload-kit ls --json", `${ours("offload-kit")} ls --json many.bc`],
     ["offload-kit sizes --json", `${ours("offload-kit")} sizes --json many.bc`],
     ["offload-bundler -list", `${ours("offload-bundler")} -list -type=bc -input=many.bc`],
-  ])("%s: no message, status 141 as ls", (_, command) => {
-    const result = intoHead(command);
-    expect(result.firstLine).not.toBe("");
-    expect(result.stderr).toBe("");
-    expect(result.status).toBe("status=141");
+  ])("%s: no message, status 141 as ls (inline and supervised)", (_, command) => {
+    // A small input runs on the main thread (src/process/launch.ts); OFFLOAD_KIT_INLINE_BYTES=0 forces the worker.
+    for (const env of [{}, { OFFLOAD_KIT_INLINE_BYTES: "0" }]) {
+      const result = intoHead(command, env);
+      expect(result.firstLine).not.toBe("");
+      expect(result.stderr).toBe("");
+      expect(result.status).toBe("status=141");
+    }
   });
 
   it("clang-offload-bundler-19 -list, when installed: the same status and silence", () => {

@@ -95,11 +95,11 @@ function outcome(dir: string, status: number | null, stderr: string, extraLink?:
 type Setup = (dir: string) => { prefix?: string; link?: string };
 
 /** Runs the case's command for `bin` in a fresh folder prepared by `setup`. */
-function runCase(test: Case, bin: string, setup: Setup): Outcome {
+function runCase(test: Case, bin: string, setup: Setup, env: Record<string, string> = {}): Outcome {
   const dir = caseDir();
   const { prefix = "", link } = setup(dir);
   const input = test.ours === "offload-bundler" ? "in.txt" : "dev.txt";
-  const run = bash(`${prefix}${test.command(bin, "out", input)}`, dir);
+  const run = bash(`${prefix}${test.command(bin, "out", input)}`, dir, env);
   return outcome(dir, run.status, run.stderr, link);
 }
 
@@ -149,6 +149,8 @@ describe.each(CASES)("$name", (test) => {
     expect(mine.linkSeesNewBytes).toBe(test.inPlace);
     expect(mine.links).toBe(test.inPlace ? 2 : 1);
     if (theirs !== undefined) expect(mine).toEqual(theirs);
+    // The same in the supervised worker, where the copy into the inode is made under the temporaries lock.
+    expect(runCase(test, ours(test.ours), linked, { OFFLOAD_KIT_INLINE_BYTES: "0" })).toEqual(mine);
   });
 
   it("the output is also an input: succeeds, with the native bytes", () => {
