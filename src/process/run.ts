@@ -7,9 +7,9 @@
 import { isatty } from "node:tty";
 import { isMainThread, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
-import { localTemporaries, reportTemporariesTo } from "./temporaries.js";
+import { localTemporaries, removeTemporaries, reportTemporariesTo } from "./temporaries.js";
 import type { TemporaryMessage } from "./temporaries.js";
-import { raise, removeAll } from "./supervisor.js";
+import { raise } from "./supervisor.js";
 
 export interface RunContext {
   /** process.argv[1] as the process got it (the bin's path). */
@@ -45,7 +45,7 @@ export function endByBrokenPipe(): never {
     const forever = new Int32Array(new SharedArrayBuffer(4));
     for (;;) Atomics.wait(forever, 0, 0);
   }
-  removeAll(localTemporaries());
+  removeTemporaries(localTemporaries());
   return raise("SIGPIPE");
 }
 

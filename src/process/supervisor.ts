@@ -19,19 +19,9 @@
  */
 import { isatty } from "node:tty";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
-import { rmSync } from "node:fs";
-import { LOCK, SHARED_SLOTS, STOPPING, pendingPaths } from "./temporaries.js";
+import { LOCK, SHARED_SLOTS, STOPPING, applyMessages, removeTemporaries } from "./temporaries.js";
+import type { TemporaryKind } from "./temporaries.js";
 import type { RunContext, SignalMessage, SupervisedData, WorkerMessage } from "./run.js";
-
-export function removeAll(paths: Iterable<string>): void {
-  for (const path of paths) {
-    try {
-      rmSync(path, { recursive: true, force: true });
-    } catch {
-      // Gone already, or not removable: nothing more a dying process can do.
-    }
-  }
-}
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGPIPE: 13, SIGTERM: 15 };
 
@@ -60,8 +50,13 @@ export function supervise(program: URL): void {
   };
   const shared = new Int32Array(new SharedArrayBuffer(SHARED_SLOTS * 4));
   const channel = new MessageChannel();
-  const pending = new Set<string>();
+  const pending = new Map<string, TemporaryKind>();
   let ending = false;
+
+  const worker = new Worker(program, {
+    workerData: { offloadKitSupervised: true, context, port: channel.port2, shared } satisfies SupervisedData,
+    transferList: [channel.port2],
+  });
 
   const drain = (): void => {
     for (let message = receiveMessageOnPort(channel.port1); message !== undefined; message = receiveMessageOnPort(channel.port1)) {
@@ -75,34 +70,32 @@ export function supervise(program: URL): void {
     while (Atomics.compareExchange(shared, LOCK, 0, 1) !== 0) Atomics.wait(shared, LOCK, 1, 20);
     Atomics.store(shared, STOPPING, 1);
     drain();
-    removeAll(pending);
+    // Stops the worker's JavaScript at once (even inside a synchronous loop), so the removals below
+    // have the CPU to themselves; the process ends with them anyway.
+    void worker.terminate();
+    removeTemporaries(pending);
     raise(signal);
   };
   const accept = (message: WorkerMessage): void => {
     if (message.op === "signal") end((message as SignalMessage).signal);
-    else pendingPaths([message], pending);
+    else applyMessages([message], pending);
   };
-
   for (const signal of STOP_SIGNALS) process.on(signal, () => end(signal));
   channel.port1.on("message", accept);
   channel.port1.unref();
 
-  const worker = new Worker(program, {
-    workerData: { offloadKitSupervised: true, context, port: channel.port2, shared } satisfies SupervisedData,
-    transferList: [channel.port2],
-  });
   worker.on("error", (e) => {
     const detail = e instanceof Error ? e.message : String(e);
     process.stderr.write(`error: internal error in offload-kit: ${detail} (please report it)\n`);
     drain();
-    removeAll(pending);
+    removeTemporaries(pending);
     process.exitCode = 70;
   });
   worker.on("exit", (code) => {
     // Registrations still queued (a run that failed after creating something) are read before leaving.
     drain();
     if (ending) return;
-    removeAll(pending);
+    removeTemporaries(pending);
     if (process.exitCode === undefined || process.exitCode === 0) process.exitCode = code;
   });
 }

@@ -14,7 +14,7 @@
  * temporaries of a process killed by SIGKILL are recognised by the next run creating one in the same folder
  * (`removeStaleTemporaries`): those whose process no longer exists (kill(pid, 0) fails with ESRCH).
  */
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync, unlinkSync } from "node:fs";
 import type { MessagePort } from "node:worker_threads";
 import { join } from "node:path";
 
@@ -23,9 +23,13 @@ export const LOCK = 0;
 export const STOPPING = 1;
 export const SHARED_SLOTS = 2;
 
+/** A file is unlinked; a folder (a spool's, with its file inside) removed with what it holds. */
+export type TemporaryKind = "file" | "folder";
+
 export interface TemporaryMessage {
   readonly op: "add" | "remove";
   readonly path: string;
+  readonly kind?: TemporaryKind;
 }
 
 interface Channel {
@@ -34,7 +38,7 @@ interface Channel {
 }
 
 let channel: Channel | undefined;
-const local = new Set<string>();
+const local = new Map<string, TemporaryKind>();
 let exitHookInstalled = false;
 
 /** Called once in the supervised worker: registrations go to the supervisor from now on. */
@@ -72,16 +76,14 @@ function guarded<T>(step: () => T): T {
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const path of local) rmSync(path, { recursive: true, force: true });
-  });
+  process.on("exit", () => removeTemporaries(local));
 }
 
-function add(path: string): void {
-  if (channel !== undefined) channel.port.postMessage({ op: "add", path } satisfies TemporaryMessage);
+function add(path: string, kind: TemporaryKind): void {
+  if (channel !== undefined) channel.port.postMessage({ op: "add", path, kind } satisfies TemporaryMessage);
   else {
     installExitHook();
-    local.add(path);
+    local.set(path, kind);
   }
 }
 
@@ -91,15 +93,15 @@ function remove(path: string): void {
 }
 
 /** What this thread registered and has not settled (without a supervisor). */
-export function localTemporaries(): readonly string[] {
-  return [...local];
+export function localTemporaries(): ReadonlyMap<string, TemporaryKind> {
+  return local;
 }
 
 /** Registers `path` and creates it with `create` in one step no signal's clean-up can split. */
 export function createTemporary<T>(path: string, create: () => T): T {
   removeStaleTemporaries(dirnameOf(path));
   return guarded(() => {
-    add(path);
+    add(path, "file");
     return create();
   });
 }
@@ -109,7 +111,7 @@ export function createNamedTemporary(folder: string, create: () => string): stri
   removeStaleTemporaries(folder);
   return guarded(() => {
     const path = create();
-    add(path);
+    add(path, "folder");
     return path;
   });
 }
@@ -131,13 +133,27 @@ export function removeTemporary(path: string): void {
   remove(path);
 }
 
-/** Every registered path, for the supervisor; `messages` are what the worker reported, in order. */
-export function pendingPaths(messages: Iterable<TemporaryMessage>, into = new Set<string>()): Set<string> {
+/** Applies what the worker reported, in order, to the supervisor's copy of the registry. */
+export function applyMessages(messages: Iterable<TemporaryMessage>, into: Map<string, TemporaryKind>): void {
   for (const message of messages) {
-    if (message.op === "add") into.add(message.path);
+    if (message.op === "add") into.set(message.path, message.kind ?? "folder");
     else into.delete(message.path);
   }
-  return into;
+}
+
+/**
+ * Removes every temporary in `entries`, as fast as a dying process can: a file by one unlink (no lstat
+ * first: its kind is known), a folder with its contents.
+ */
+export function removeTemporaries(entries: ReadonlyMap<string, TemporaryKind>): void {
+  for (const [path, kind] of entries) {
+    try {
+      if (kind === "file") unlinkSync(path);
+      else rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Gone already, or not removable: nothing more a dying process can do.
+    }
+  }
 }
 
 function dirnameOf(path: string): string {

@@ -36,7 +36,7 @@ describe("a closed standard output", () => {
     ["offload-bundler -list", `${ours("offload-bundler")} -list -type=bc -input=many.bc`],
   ])("%s: no message, status 141 as ls (inline and supervised)", (_, command) => {
     // A small input runs on the main thread (src/process/launch.ts); OFFLOAD_KIT_INLINE_BYTES=0 forces the worker.
-    for (const env of [{}, { OFFLOAD_KIT_INLINE_BYTES: "0" }]) {
+    for (const env of [{}, { OFFLOAD_KIT_INLINE_BYTES: "0" }] as Record<string, string>[]) {
       const result = intoHead(command, env);
       expect(result.firstLine).not.toBe("");
       expect(result.stderr).toBe("");
