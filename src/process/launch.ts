@@ -19,7 +19,6 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { mayNeedZstd } from "../cli/zstd-preload.js";
-import { supervise } from "./supervisor.js";
 
 const TRIVIAL = /^--?(help|help-hidden|help-list|version)$/;
 const KIT_MAIN_THREAD = new Set(["serve", "help", "version"]);
@@ -73,5 +72,5 @@ export function runsInline(bin: string, args: readonly string[], cwd = process.c
 /** Runs `program`, the bundled `<bin>.main.js` beside the bin. */
 export async function launch(bin: string, program: URL): Promise<void> {
   if (runsInline(bin, process.argv.slice(2))) await import(program.href);
-  else supervise(program);
+  else (await import("./supervisor.js")).supervise(program);
 }
