@@ -10,7 +10,7 @@
  * writing, so: a file the user may not write is refused (`'<path>': Permission denied`; root may), the file
  * keeps its mode and owner, and its other hard links see the new bytes. We check the open first, give the
  * temporary file the destination's mode and owner, and at commit rename it over the destination, or, when
- * the destination has other links, copy it into the destination's inode (copy_file_range). Tools that write
+ * the destination has other links, copy it into the destination's inode. Tools that write
  * through FileOutputBuffer (clang-offload-packager: `replace: "rename"`) rename a new file (mode 0666 less
  * the umask) over whatever is there, as we do. An output that is also an input is fine: inputs are read
  * before the output is put in place.
@@ -19,7 +19,7 @@
  * through it would overwrite whatever it points at); an existing device, FIFO or socket (/dev/null,
  * /dev/full) is written in place as LLVM does, never renamed over.
  */
-import { closeSync, copyFileSync, fchmodSync, fchownSync, lstatSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { OffloadKitError } from "../engine/errors.js";
@@ -102,7 +102,7 @@ export class OutputFile {
     if (keep !== undefined) {
       // raw_fd_ostream opens the destination for writing: refused as it would refuse it (not truncated here).
       try {
-        closeSync(openSync(path, "r+"));
+        closeSync(openSync(path, constants.O_WRONLY));
       } catch (e) {
         throw fileError(path, e);
       }
@@ -135,12 +135,13 @@ export class OutputFile {
     this.fd = fd;
     if (keep !== undefined) {
       try {
-        fchmodSync(fd, keep.mode & 0o7777);
-        // Only root may give a file away; for others this is the owner the file already has, or an error we ignore.
+        // Only root may give a file away; for others this is the owner the file already has, or an error we
+        // ignore. Before the mode: a change of owner clears set-user-ID and set-group-ID bits.
         if (keep.uid !== process.getuid?.() || keep.gid !== process.getgid?.()) fchownSync(fd, keep.uid, keep.gid);
       } catch {
-        // The destination keeps whatever the system let us give the temporary file.
+        // The destination gets the owner the system let us give the temporary file.
       }
+      fchmodSync(fd, keep.mode & 0o7777);
     }
   }
 
@@ -255,7 +256,7 @@ export class OutputFile {
       settleTemporary(this.temporary!, () => {
         if (this.copyOnly || (this.inPlace && hasOtherLinks(this.path))) {
           // Into the destination's own inode, as raw_fd_ostream writes: its other names see the new bytes.
-          copyFileSync(temp, this.path);
+          copyInto(temp, this.path);
           removeTemporary(this.temporary!);
         } else {
           renameSync(temp, this.path);
@@ -277,6 +278,30 @@ export class OutputFile {
     }
     this.fdOpen = false;
     removeTemporary(this.temporary!);
+  }
+}
+
+/**
+ * Writes the finished temporary file into the destination's own inode (truncated first), as raw_fd_ostream
+ * writes: mode, owner and other links stay. Not copyFileSync: it also sets the destination's mode, which
+ * fails (EPERM) on a file we may write but do not own.
+ */
+function copyInto(temp: string, destination: string): void {
+  const from = openSync(temp, "r");
+  try {
+    const to = openSync(destination, constants.O_WRONLY | constants.O_TRUNC | constants.O_CREAT, 0o666);
+    try {
+      const chunk = new Uint8Array(1 << 20);
+      let at = 0;
+      for (let n = readSync(from, chunk, 0, chunk.length, at); n > 0; n = readSync(from, chunk, 0, chunk.length, at)) {
+        for (let done = 0; done < n; ) done += writeSync(to, chunk, done, n - done, at + done);
+        at += n;
+      }
+    } finally {
+      closeSync(to);
+    }
+  } finally {
+    closeSync(from);
   }
 }
 

@@ -196,4 +196,21 @@ describe.each(CASES)("$name", (test) => {
     }
     if (nativeBin !== undefined) expect(mine).toEqual(asNobody(nativeBin));
   });
+
+  it.runIf(canDropPrivileges)("another user's writable, hard-linked file in a folder that user may not write: the native result", () => {
+    const asNobody = (bin: string) => {
+      const dir = caseDir();
+      writeFileSync(join(dir, "out"), "old");
+      chmodSync(join(dir, "out"), 0o666);
+      linkSync(join(dir, "out"), join(dir, "other"));
+      // No temporary file can be made beside the output: ours waits in the temporary folder, then is copied in.
+      chmodSync(dir, 0o755);
+      const input = test.ours === "offload-bundler" ? "in.txt" : "dev.txt";
+      const run = bash(`setpriv --reuid=${nobody!.uid} --regid=${nobody!.gid} --clear-groups ${test.command(bin, "out", input)}`, dir, { HOME: "/" });
+      return outcome(dir, run.status, run.stderr, "other");
+    };
+    const mine = asNobody(ours(test.ours));
+    if (test.inPlace) expect(mine).toMatchObject({ status: 0, replaced: true, linkSeesNewBytes: true, mode: "666", owner: "0:0" });
+    if (nativeBin !== undefined) expect(mine).toEqual(asNobody(nativeBin));
+  });
 });
