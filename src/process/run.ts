@@ -8,7 +8,7 @@ import { isatty } from "node:tty";
 import { isMainThread, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { localTemporaries, removeTemporaries, reportTemporariesTo } from "./temporaries.js";
-import type { TemporaryMessage } from "./temporaries.js";
+import type { PortMessage, TemporaryMessage } from "./temporaries.js";
 import { raise } from "./supervisor.js";
 
 export interface RunContext {
@@ -33,7 +33,7 @@ export interface SignalMessage {
   readonly signal: NodeJS.Signals;
 }
 
-export type WorkerMessage = TemporaryMessage | SignalMessage;
+export type WorkerMessage = TemporaryMessage | SignalMessage | PortMessage;
 
 let port: MessagePort | undefined;
 

@@ -19,6 +19,7 @@
  */
 import { isatty } from "node:tty";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
+import type { MessagePort } from "node:worker_threads";
 import { LOCK, SHARED_SLOTS, STOPPING, applyMessages, removeTemporaries } from "./temporaries.js";
 import type { TemporaryKind } from "./temporaries.js";
 import type { RunContext, SignalMessage, SupervisedData, WorkerMessage } from "./run.js";
@@ -58,9 +59,13 @@ export function supervise(program: URL): void {
     transferList: [channel.port2],
   });
 
+  // The worker's port, then one per worker it started (src/node/batch.ts), in the order they were announced.
+  const ports: MessagePort[] = [channel.port1];
   const drain = (): void => {
-    for (let message = receiveMessageOnPort(channel.port1); message !== undefined; message = receiveMessageOnPort(channel.port1)) {
-      accept(message.message as WorkerMessage);
+    for (let i = 0; i < ports.length; i++) {
+      for (let message = receiveMessageOnPort(ports[i]!); message !== undefined; message = receiveMessageOnPort(ports[i]!)) {
+        accept(message.message as WorkerMessage);
+      }
     }
   };
   const end = (signal: NodeJS.Signals): void => {
@@ -78,7 +83,11 @@ export function supervise(program: URL): void {
   };
   const accept = (message: WorkerMessage): void => {
     if (message.op === "signal") end((message as SignalMessage).signal);
-    else applyMessages([message], pending);
+    else if (message.op === "port") {
+      ports.push(message.port);
+      message.port.on("message", accept);
+      message.port.unref();
+    } else applyMessages([message], pending);
   };
   for (const signal of STOP_SIGNALS) process.on(signal, () => end(signal));
   channel.port1.on("message", accept);

@@ -15,7 +15,7 @@
  * (`removeStaleTemporaries`): those whose process no longer exists (kill(pid, 0) fails with ESRCH).
  */
 import { readdirSync, rmSync, unlinkSync } from "node:fs";
-import type { MessagePort } from "node:worker_threads";
+import type { MessageChannel as WorkerMessageChannel, MessagePort } from "node:worker_threads";
 import { join } from "node:path";
 
 /** Slots of the shared Int32Array. */
@@ -41,9 +41,33 @@ let channel: Channel | undefined;
 const local = new Map<string, TemporaryKind>();
 let exitHookInstalled = false;
 
-/** Called once in the supervised worker: registrations go to the supervisor from now on. */
+/** Called once in the supervised worker (and in workers it starts): registrations go to the supervisor from now on. */
 export function reportTemporariesTo(port: MessagePort, shared: Int32Array): void {
   channel = { port, shared };
+}
+
+/** A port of its own to the supervisor for a worker this thread starts (sent in its workerData). */
+export interface TemporariesLink {
+  readonly port: MessagePort;
+  readonly shared: Int32Array;
+}
+
+/** Sent to the supervisor: another thread's registrations arrive on `port`. */
+export interface PortMessage {
+  readonly op: "port";
+  readonly port: MessagePort;
+}
+
+/**
+ * A link for a worker this thread starts (src/node/batch.ts), so the temporaries that worker creates are
+ * known to the supervisor too; undefined without a supervisor. The worker passes it to reportTemporariesTo.
+ */
+export function linkForWorker(): TemporariesLink | undefined {
+  if (channel === undefined) return undefined;
+  // Node's global MessageChannel is worker_threads' own (typed as the DOM's): not loading the module for it.
+  const { port1, port2 } = new MessageChannel() as unknown as WorkerMessageChannel;
+  channel.port.postMessage({ op: "port", port: port1 } satisfies PortMessage, [port1]);
+  return { port: port2, shared: channel.shared };
 }
 
 function lock(shared: Int32Array): void {

@@ -7,7 +7,8 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { layoutBinaryBundle } from "../../src/formats/bundle.js";
 import { scratchDir } from "../cli/harness.js";
 import { BIN, bash, ours } from "./helpers.js";
 
@@ -40,10 +41,17 @@ interface Ended {
   signal: NodeJS.Signals | null;
 }
 
+/** Every run started, killed after the tests if still there (a failed test must not leave a 4 GiB copy running). */
+const started: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
 function start(tool: string, args: string[], stdin: "ignore" | number = "ignore"): { child: ChildProcess; ended: Promise<Ended>; stderr: () => string } {
   const env: Record<string, string | undefined> = { ...process.env, TMPDIR: tmp };
   delete env.NODE_EXTRA_CA_CERTS;
   const child = spawn(process.execPath, [join(BIN, `${tool}.js`), ...args], { cwd: dir, env, stdio: [stdin, "ignore", "pipe"] });
+  started.push(child);
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   const ended = new Promise<Ended>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
@@ -107,6 +115,26 @@ describe("a signal during a long run", () => {
     await until(() => temporaries(out).length > 0, run.ended, run.stderr);
     run.child.kill("SIGTERM");
     expect(await run.ended).toEqual({ code: null, signal: "SIGTERM" });
+    expect(names(out)).toEqual([]);
+  }, 120_000);
+
+  it("SIGINT during offload-kit unbundle --jobs=2: the temporaries of its own workers are removed too", async () => {
+    // Bundles with a 2 GiB entry of holes each, ten of them: the batch gives each worker a slice of at least
+    // eight files, so both workers write an output for seconds at the same time.
+    const layout = layoutBinaryBundle([{ id: HOST, size: 0 }, { id: GFX906, size: 2 * 1024 ** 3 }]);
+    const inputs = Array.from({ length: 10 }, (_, i) => `batch-${i}.bc`);
+    for (const name of inputs) {
+      const fd = openSync(join(dir, name), "w");
+      writeSync(fd, layout.header);
+      ftruncateSync(fd, layout.size);
+      closeSync(fd);
+    }
+    const out = join(dir, "batch");
+    mkdirSync(out);
+    const run = start("offload-kit", ["unbundle", `-targets=${GFX906}`, `--out-dir=${out}`, "--jobs=2", ...inputs]);
+    await until(() => temporaries(out).length >= 2, run.ended, run.stderr);
+    run.child.kill("SIGINT");
+    expect(await run.ended).toEqual({ code: null, signal: "SIGINT" });
     expect(names(out)).toEqual([]);
   }, 120_000);
 
