@@ -21,7 +21,7 @@ export class FileSource implements ByteSource {
   ) {}
 
   static open(path: string): FileSource {
-    if (path === "-") return FileSource.spool(0, "-");
+    if (path === "-") return FileSource.fromStream(0, "-");
     let fd: number;
     try {
       fd = openSync(path, "r");
@@ -32,7 +32,7 @@ export class FileSource implements ByteSource {
     try {
       const stat = fstatSync(fd);
       if (stat.isDirectory()) throw fileError(path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
-      if (!stat.isFile()) return FileSource.spool(fd, path);
+      if (!stat.isFile()) return FileSource.fromStream(fd, path);
       kept = true;
       return new FileSource(path, fd, stat.size);
     } catch (e) {
@@ -42,8 +42,11 @@ export class FileSource implements ByteSource {
     }
   }
 
-  /** A stream read to its end into a temporary file, which the source then reads (and removes when closed). */
-  private static spool(input: number, path: string): FileSource {
+  /**
+   * The open stream `input` read to its end into a temporary file, which the source then reads (and removes
+   * when closed); `path` names it in messages. The caller still owns `input`.
+   */
+  static fromStream(input: number, path: string): FileSource {
     const spool = spoolStream(input, path);
     return new FileSource(path, spool.fd, spool.size, spool.remove);
   }
