@@ -107,3 +107,18 @@ describe.each(Object.keys(FORMS))("%s", (form) => {
     expect(contents("out")).toEqual(contents("ref"));
   });
 });
+
+describe("a thin archive whose member is a FIFO", () => {
+  it("is unbundled as with a regular member (the member is read once, as a stream)", () => {
+    const unbundle = (out: string) => `${ours("offload-bundler")} -type=a -unbundle -input=thin.a -targets=${GFX906} -output=${out} -allow-missing-bundles`;
+    const made = bash("rm -f thin.a member.bc && cp a.bc member.bc && llvm-ar-19 rcT thin.a member.bc", dir);
+    if (made.status !== 0) return; // llvm-ar-19 is not installed
+    const regular = bash(`rm -f regular.a && ${unbundle("regular.a")}`, dir);
+    expect(regular.status, regular.stderr).toBe(0);
+    const fifo = bash(`rm -f member.bc fifo.a && mkfifo member.bc && (cat a.bc > member.bc &) && ${unbundle("fifo.a")}`, dir);
+    expect(fifo.status, fifo.stderr).toBe(0);
+    expect(readFileSync(join(dir, "fifo.a")).equals(readFileSync(join(dir, "regular.a")))).toBe(true);
+    // The gfx906 entry of a.bc ("DEV") is in it: the member was read, not taken as empty.
+    expect(readFileSync(join(dir, "fifo.a")).toString("latin1")).toMatch(/`\nDEV/);
+  });
+});
