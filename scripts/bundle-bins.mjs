@@ -1,6 +1,7 @@
 // Bundles the CLIs (src/bin/*.ts) and the workers into dist/bin/. Each bin is an ordinary ESM script starting
 // with `#!/usr/bin/env node` (what npm's shims expect on every OS) and only a few lines long: it turns on Node's
-// module compile cache where Node has one (22.1+), then imports the bundled program. The program is split into
+// module compile cache where Node has one (22.1+), then imports the launcher (src/process/launch.ts), which
+// runs the bundled program `<bin>.main.js` in a supervised worker thread (so signals can stop it) or inline. The program is split into
 // chunks (esbuild splitting), so code one run does not need (the inlined libzstd, 336 KB of base64; the wrapper's
 // bitcode writer) is not even parsed at start-up. Chunks stay next to the entries: workers are found by
 // `new URL("./batch-worker.js", import.meta.url)` from inside them.
@@ -15,6 +16,7 @@ await build({
   // Explicit output names: from two source folders esbuild would otherwise nest them (bin/, node/).
   entryPoints: [
     ...bins.map((b) => ({ in: `${root}src/bin/${b}.ts`, out: `${b}.main` })),
+    { in: `${root}src/process/launch.ts`, out: "launch" },
     { in: `${root}src/node/batch-worker.ts`, out: "batch-worker" },
     { in: `${root}src/node/compress-worker.ts`, out: "compress-worker" },
   ],
@@ -36,7 +38,8 @@ for (const b of bins) {
   writeFileSync(file, `${BIN_HEADER}import module from "node:module";
 // Node 22.1+: compiled code of the modules imported below is cached on disk (os.tmpdir()/node-compile-cache).
 module.enableCompileCache?.();
-await import("./${b}.main.js");
+const { launch } = await import("./launch.js");
+await launch("${b}", new URL("./${b}.main.js", import.meta.url));
 `);
   chmodSync(file, 0o755);
 }

@@ -1,13 +1,15 @@
-#!/usr/bin/env node
+// The program of the bin, run by src/process/launch.ts in a supervised worker (or inline).
 import { processIO, invokedName } from "../cli/io.js";
 import { runBundler } from "../cli/offload-bundler.js";
 import { mayNeedZstd } from "../cli/zstd-preload.js";
 import { loadNodeCodecs } from "../node/codecs.js";
+import { runCommand } from "../process/run.js";
 
-const args = process.argv.slice(2);
-// libzstd loads asynchronously; the run itself is synchronous. Load it only when the run may use it.
-if (mayNeedZstd(args, process.env, process.cwd())) {
-  // Only a head start: if it fails, the run decodes on a helper worker and reports any failure itself.
-  await loadNodeCodecs().catch(() => undefined);
-}
-process.exitCode = runBundler(invokedName(process.argv[1], "offload-bundler"), args, processIO());
+await runCommand(async ({ argv1, args }) => {
+  // libzstd loads asynchronously; the run itself is synchronous. Load it only when the run may use it.
+  if (mayNeedZstd(args, process.env, process.cwd())) {
+    // Only a head start: if it fails, the run decodes on a helper worker and reports any failure itself.
+    await loadNodeCodecs().catch(() => undefined);
+  }
+  return runBundler(invokedName(argv1, "offload-bundler"), args, processIO());
+});

@@ -1,5 +1,6 @@
-#!/usr/bin/env node
+// The program of the bin, run by src/process/launch.ts in a supervised worker (or inline).
 import { invokedName, processIO } from "../cli/io.js";
 import { runPackager } from "../cli/offload-packager.js";
+import { runCommand } from "../process/run.js";
 
-process.exitCode = runPackager(invokedName(process.argv[1], "offload-packager"), process.argv.slice(2), processIO());
+await runCommand(({ argv1, args }) => runPackager(invokedName(argv1, "offload-packager"), args, processIO()));

@@ -1,5 +1,6 @@
-#!/usr/bin/env node
+// The program of the bin, run by src/process/launch.ts in a supervised worker (or inline).
 import { invokedName, processIO } from "../cli/io.js";
 import { runWrapper } from "../cli/offload-wrapper.js";
+import { runCommand } from "../process/run.js";
 
-process.exitCode = runWrapper(invokedName(process.argv[1], "offload-wrapper"), process.argv.slice(2), processIO());
+await runCommand(({ argv1, args }) => runWrapper(invokedName(argv1, "offload-wrapper"), args, processIO()));

@@ -7,6 +7,7 @@ import { readFileSync, statSync, writeSync } from "node:fs";
 import { basename, delimiter, dirname, resolve } from "node:path";
 import { isOffloadKitError } from "../engine/errors.js";
 import { fileError, strerror } from "../node/errors.js";
+import { endByBrokenPipe } from "../process/run.js";
 import type { ResponseFileReader } from "./args.js";
 
 export interface CliIO {
@@ -18,28 +19,42 @@ export interface CliIO {
 }
 
 /**
- * Standard output written synchronously, so a write that fails (a full disk, /dev/full) is an error the
- * run reports (`'-': No space left on device`, exit 1) instead of an unhandled stream 'error' event.
+ * Standard output and error written synchronously, from whichever thread runs the command (the bins run it
+ * in a worker: src/process/supervisor.ts), so their order is kept and a write that fails (a full disk,
+ * /dev/full) is an error the run reports (`'-': No space left on device`, exit 1) instead of an unhandled
+ * stream 'error' event. A closed pipe (`| head`) ends the run quietly by SIGPIPE, as it ends `ls`.
  */
-function writeStdout(text: string | Uint8Array): void {
+function writeFd(fd: number, text: string | Uint8Array, onError: (e: unknown) => void): void {
   const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   let done = 0;
   while (done < bytes.length) {
     try {
-      done += writeSync(1, bytes, done, bytes.length - done);
+      done += writeSync(fd, bytes, done, bytes.length - done);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
-      throw fileError("-", e);
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN") continue;
+      if (code === "EPIPE") endByBrokenPipe();
+      onError(e);
+      return;
     }
   }
+}
+
+function writeStdout(text: string | Uint8Array): void {
+  writeFd(1, text, (e) => {
+    throw fileError("-", e);
+  });
+}
+
+function writeStderr(text: string): void {
+  // Nowhere left to report a failure to write the report.
+  writeFd(2, text, () => undefined);
 }
 
 export function processIO(): CliIO {
   return {
     stdout: writeStdout,
-    stderr: (text) => {
-      process.stderr.write(text);
-    },
+    stderr: writeStderr,
     env: process.env,
     cwd: process.cwd(),
   };

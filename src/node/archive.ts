@@ -40,7 +40,7 @@ import { copyRange } from "./copy.js";
 import { openDecompressed } from "./decompress.js";
 import type { DecompressOptions, DecompressedInput } from "./decompress.js";
 import { fileError } from "./errors.js";
-import { withFile } from "./file-source.js";
+import { FileSource, withFile } from "./file-source.js";
 import { withOutputs } from "./output.js";
 
 /**
@@ -139,11 +139,21 @@ export function thinMemberPath(archivePath: string, name: string): string {
   return parent.endsWith("/") ? parent + name : `${parent}/${name}`;
 }
 
-/** A file read by reopening it for each read (thin archive members: no descriptor is held). */
+/**
+ * A file read by reopening it for each read (thin archive members: no descriptor is held). A member that is
+ * not a regular file (a FIFO) cannot be reopened and read again: it is read once into a temporary file
+ * (src/node/spool.ts), removed when the run ends.
+ */
 class ReopeningFileSource implements ByteSource {
   readonly size: number;
+  private spooled: FileSource | undefined;
   constructor(readonly path: string, private readonly displayName: string) {
-    this.size = this.withFd((fd) => fstatSync(fd).size);
+    this.size = this.withFd((fd) => {
+      const stat = fstatSync(fd);
+      if (stat.isFile()) return stat.size;
+      this.spooled = FileSource.fromStream(fd, displayName);
+      return this.spooled.size;
+    });
   }
 
   private withFd<T>(use: (fd: number) => T): T {
@@ -162,6 +172,7 @@ class ReopeningFileSource implements ByteSource {
 
   read(dest: Uint8Array, position: number): number {
     if (dest.length === 0) return 0;
+    if (this.spooled !== undefined) return this.spooled.read(dest, position);
     return this.withFd((fd) => {
       try {
         return readSync(fd, dest, 0, dest.length, position);

@@ -7,6 +7,8 @@
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
+import { linkForWorker } from "../process/temporaries.js";
+import type { TemporariesLink } from "../process/temporaries.js";
 import { workerThreadsModule } from "./builtins.js";
 import { checkTargets, normalisationCollision } from "../bundler/options.js";
 import { byteStringToUnicode, utf8ToByteString } from "../formats/bytes.js";
@@ -126,6 +128,8 @@ export type WorkerReply = { readonly kind: "results"; readonly start: number; re
 export interface WorkerSetup {
   readonly options: UnbundleOptions;
   readonly outDir: string;
+  /** Under the bins' supervisor: where the worker reports its temporary files (src/process/temporaries.ts). */
+  readonly temporaries?: TemporariesLink;
 }
 
 /**
@@ -148,7 +152,11 @@ async function runWorkers(entry: URL, inputs: readonly string[], unbundle: Unbun
   await Promise.all(
     Array.from({ length: jobs }, () =>
       new Promise<void>((resolve, reject) => {
-        const worker = new (workerThreadsModule().Worker)(entry, { workerData: setup });
+        const temporaries = linkForWorker();
+        const worker = new (workerThreadsModule().Worker)(entry, {
+          workerData: { ...setup, temporaries } satisfies WorkerSetup,
+          transferList: temporaries === undefined ? [] : [temporaries.port],
+        });
         const feed = () => {
           if (next >= inputs.length) {
             worker.postMessage({ kind: "stop" } satisfies WorkerRequest);

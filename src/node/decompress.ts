@@ -12,8 +12,7 @@
  * as upstream LLVM's unbundling reads only the first; `forEachDecompressed` gives each in turn, for
  * listing. (LLVM 19 and 22.1 fail on such inputs with "Src size is incorrect".)
  */
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Md5Hasher } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
@@ -36,6 +35,7 @@ import type { ScanOptions } from "../inspect/scan.js";
 import { nodeCodecs } from "./codecs.js";
 import { fileError } from "./errors.js";
 import { FileSource } from "./file-source.js";
+import { temporaryFolder } from "./spool.js";
 
 export interface DecompressedInput {
   /** The bytes to read bundles from. */
@@ -268,8 +268,8 @@ export function decompressMember(source: ByteSource, member: CcobMember, options
     const source = chunks.length === 1 ? bytesSource(chunks[0]) : chunksSource(chunks);
     return { source, member, recalculatedHash, close() {} };
   }
-  const dir = mkdtempSync(join(tmpdir(), "offload-kit-ccob-"));
-  const path = join(dir, "decompressed");
+  const folder = temporaryFolder("ccob");
+  const path = join(folder.path, "decompressed");
   let fd: number | undefined;
   try {
     fd = openSync(path, "w");
@@ -295,12 +295,12 @@ export function decompressMember(source: ByteSource, member: CcobMember, options
       recalculatedHash,
       close() {
         file.close();
-        rmSync(dir, { recursive: true, force: true });
+        folder.remove();
       },
     };
   } catch (e) {
     if (fd !== undefined) closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
+    folder.remove();
     throw e;
   }
 }

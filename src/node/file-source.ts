@@ -1,20 +1,14 @@
 /**
  * A file as a ByteSource: positioned reads (pread) into whatever buffer the caller passes, usually
- * the engine window, so no file is ever held whole in memory. Standard input ("-", as LLVM's
- * getFileOrSTDIN) cannot seek, so it is spooled to a temporary file first.
+ * the engine window, so no file is ever held whole in memory. Whatever is not a regular file (standard
+ * input "-" as LLVM's getFileOrSTDIN, a pipe, a FIFO, `/dev/stdin`, `<(...)`, a character device) cannot
+ * seek and has no size: it is read to its end once, as a stream, into a temporary file (src/node/spool.ts).
  */
-import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { isOffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { fileError } from "./errors.js";
-
-/** Every regular file this process opened as an input (device:inode), so no output is renamed over one. */
-const openedInputs = new Set<string>();
-
-export function isOpenedInput(stat: { dev: number; ino: number }): boolean {
-  return openedInputs.has(`${stat.dev}:${stat.ino}`);
-}
+import { spoolStream } from "./spool.js";
 
 export class FileSource implements ByteSource {
   private closed = false;
@@ -27,44 +21,34 @@ export class FileSource implements ByteSource {
   ) {}
 
   static open(path: string): FileSource {
-    if (path === "-") return FileSource.spoolStdin();
+    if (path === "-") return FileSource.fromStream(0, "-");
     let fd: number;
     try {
       fd = openSync(path, "r");
     } catch (e) {
       throw fileError(path, e);
     }
+    let kept = false;
     try {
       const stat = fstatSync(fd);
-      if (stat.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
-      if (stat.isFile()) openedInputs.add(`${stat.dev}:${stat.ino}`);
+      if (stat.isDirectory()) throw fileError(path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
+      if (!stat.isFile()) return FileSource.fromStream(fd, path);
+      kept = true;
       return new FileSource(path, fd, stat.size);
     } catch (e) {
-      closeSync(fd);
-      throw fileError(path, e);
+      throw isOffloadKitError(e) ? e : fileError(path, e);
+    } finally {
+      if (!kept) closeSync(fd);
     }
   }
 
-  private static spoolStdin(): FileSource {
-    const dir = mkdtempSync(join(tmpdir(), "offload-kit-stdin-"));
-    const file = join(dir, "stdin");
-    const fd = openSync(file, "w+");
-    const chunk = new Uint8Array(1 << 20);
-    let size = 0;
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(0, chunk, 0, chunk.length, null);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
-        if ((e as NodeJS.ErrnoException).code === "EOF") break;
-        throw fileError("-", e);
-      }
-      if (n === 0) break;
-      writeSync(fd, chunk, 0, n, size);
-      size += n;
-    }
-    return new FileSource("-", fd, size, () => rmSync(dir, { recursive: true, force: true }));
+  /**
+   * The open stream `input` read to its end into a temporary file, which the source then reads (and removes
+   * when closed); `path` names it in messages. The caller still owns `input`.
+   */
+  static fromStream(input: number, path: string): FileSource {
+    const spool = spoolStream(input, path);
+    return new FileSource(path, spool.fd, spool.size, spool.remove);
   }
 
   read(dest: Uint8Array, position: number): number {

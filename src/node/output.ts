@@ -1,38 +1,33 @@
 /**
- * Atomic outputs. Every output is written to a temporary file beside its destination and renamed
- * over it only when the whole job has succeeded, so a failure (bad input, full disk, Ctrl-C) leaves
- * no partial or truncated output, and existing files stay as they were. "-" writes to stdout, as in
- * LLVM's raw_fd_ostream, and cannot be undone.
+ * Atomic outputs. Every output is written to a temporary file beside its destination and put in place
+ * only when the whole job has succeeded, so a failure (bad input, full disk, a signal) leaves no partial
+ * or truncated output, and existing files stay as they were. "-" writes to stdout, as in LLVM's
+ * raw_fd_ostream, and cannot be undone. Temporary files are registered with src/process/temporaries.ts:
+ * a signal removes them, and a run removes those a killed process left in the folder it writes to.
+ *
+ * An existing destination is treated as the native tool treats it. Tools that write through
+ * raw_fd_ostream (clang-offload-bundler, the wrappers: `replace: "in-place"`, the default) open it for
+ * writing, so: a file the user may not write is refused (`'<path>': Permission denied`; root may), the file
+ * keeps its mode and owner, and its other hard links see the new bytes. We check the open first, give the
+ * temporary file the destination's mode and owner, and at commit rename it over the destination, or, when
+ * the destination has other links, copy it into the destination's inode. Tools that write
+ * through FileOutputBuffer (clang-offload-packager: `replace: "rename"`) rename a new file (mode 0666 less
+ * the umask) over whatever is there, as we do. An output that is also an input is fine: inputs are read
+ * before the output is put in place.
  *
  * Hostile destinations: a symbolic link is refused (renaming over it would replace the link, writing
  * through it would overwrite whatever it points at); an existing device, FIFO or socket (/dev/null,
- * /dev/full) is written in place as LLVM does, never renamed over; and a destination that is one of
- * the run's input files is refused before anything is renamed into place.
+ * /dev/full) is written in place as LLVM does, never renamed over.
  */
-import { closeSync, lstatSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { OffloadKitError } from "../engine/errors.js";
+import { createTemporary, removeTemporary, settleTemporary } from "../process/temporaries.js";
 import { fileError } from "./errors.js";
-import { isOpenedInput } from "./file-source.js";
+import { temporaryFolder } from "./spool.js";
 
 let counter = 0;
-const pending = new Set<OutputFile>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const file of pending) file.discard();
-  });
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(signal, () => {
-      for (const file of pending) file.discard();
-      process.kill(process.pid, signal);
-    });
-  }
-}
 
 const ZEROS = new Uint8Array(64 * 1024);
 
@@ -44,11 +39,19 @@ export interface OutputOptions {
    */
   readonly bufferSize?: number;
   /**
+   * How an existing destination is replaced: "in-place" as raw_fd_ostream (needs write permission on it,
+   * keeps its mode, owner and hard links; the default) or "rename" as FileOutputBuffer (a new file).
+   */
+  readonly replace?: "in-place" | "rename";
+  /**
    * "-" is a file of that name rather than stdout: llvm-offload-wrapper 22 writes through FileOutputBuffer,
    * which does not know "-" (`-o -` makes a file `-`). Default: false.
    */
   readonly dashIsFile?: boolean;
 }
+
+/** Errors creating a file beside the destination that writing into the destination itself may not have. */
+const FOLDER_REFUSED = new Set(["EACCES", "EPERM", "EROFS"]);
 
 export class OutputFile {
   readonly tempPath: string | undefined;
@@ -62,11 +65,19 @@ export class OutputFile {
   private readonly buffer: Uint8Array | undefined;
   /** Bytes at the start of `buffer` not yet written: they belong at file offset position - buffered. */
   private buffered = 0;
+  /** The destination is kept (its inode written at commit) rather than renamed over. */
+  private readonly inPlace: boolean;
+  /** What to remove if the job fails: the temporary file, or the folder holding it (see `besideRefused`). */
+  private readonly temporary: string | undefined;
+  /** The temporary file is not beside the destination (its folder refused it): commit copies, never renames. */
+  private copyOnly = false;
 
   constructor(readonly path: string, options: OutputOptions = {}) {
     this.buffer = options.bufferSize ? new Uint8Array(options.bufferSize) : undefined;
+    this.inPlace = (options.replace ?? "in-place") === "in-place";
     if (path === "-" && options.dashIsFile !== true) {
       this.tempPath = undefined;
+      this.temporary = undefined;
       this.fd = 1;
       return;
     }
@@ -83,6 +94,7 @@ export class OutputFile {
     if (existing !== undefined && !existing.isFile() && !existing.isDirectory()) {
       // A device or pipe: renaming a file over it would replace it (as root, /dev/null itself).
       this.tempPath = undefined;
+      this.temporary = undefined;
       try {
         this.fd = openSync(path, "w");
       } catch (e) {
@@ -91,14 +103,51 @@ export class OutputFile {
       this.ownsFd = true;
       return;
     }
-    installExitHook();
-    this.tempPath = join(dirname(path), `.${basename(path)}.offload-kit-${process.pid}-${++counter}.tmp`);
-    try {
-      this.fd = openSync(this.tempPath, "wx", 0o666);
-    } catch (e) {
-      throw fileError(path, e);
+    const keep = this.inPlace && existing !== undefined && existing.isFile() ? existing : undefined;
+    if (keep !== undefined) {
+      // raw_fd_ostream opens the destination for writing: refused as it would refuse it (not truncated here).
+      try {
+        closeSync(openSync(path, constants.O_WRONLY));
+      } catch (e) {
+        throw fileError(path, e);
+      }
     }
-    pending.add(this);
+    const name = `.${basename(path)}.offload-kit-${process.pid}-${++counter}.tmp`;
+    let tempPath = join(dirname(path), name);
+    let fd: number;
+    try {
+      fd = createTemporary(tempPath, () => openSync(tempPath, "wx", 0o666));
+    } catch (e) {
+      if (keep === undefined || !FOLDER_REFUSED.has((e as NodeJS.ErrnoException).code ?? "")) throw fileError(path, e);
+      // A file we may write in a folder we may not: the bytes wait in a temporary folder, then are copied in.
+      removeTemporary(tempPath);
+      const folder = temporaryFolder("output");
+      tempPath = join(folder.path, name);
+      this.copyOnly = true;
+      try {
+        fd = openSync(tempPath, "wx", 0o600);
+      } catch (inner) {
+        folder.remove();
+        throw fileError(path, inner);
+      }
+      this.temporary = folder.path;
+      this.tempPath = tempPath;
+      this.fd = fd;
+      return;
+    }
+    this.tempPath = tempPath;
+    this.temporary = tempPath;
+    this.fd = fd;
+    if (keep !== undefined) {
+      try {
+        // Only root may give a file away; for others this is the owner the file already has, or an error we
+        // ignore. Before the mode: a change of owner clears set-user-ID and set-group-ID bits.
+        if (keep.uid !== process.getuid?.() || keep.gid !== process.getgid?.()) fchownSync(fd, keep.uid, keep.gid);
+      } catch {
+        // The destination gets the owner the system let us give the temporary file.
+      }
+      fchmodSync(fd, keep.mode & 0o7777);
+    }
   }
 
   write(bytes: Uint8Array): void {
@@ -193,40 +242,33 @@ export class OutputFile {
     if (this.done) return false;
     this.done = true;
     if (this.ownsFd) closeSync(this.fd);
-    if (this.tempPath === undefined) return false;
-    pending.delete(this);
-    return true;
+    return this.tempPath !== undefined;
   }
 
-  /** Refuses a destination that is one of the run's inputs (sys::fs::equivalent), before anything is renamed. */
-  checkDestination(): void {
-    if (this.done || this.tempPath === undefined) return;
-    let stat: Stats;
-    try {
-      stat = statSync(this.path);
-    } catch {
-      return;
-    }
-    if (isOpenedInput(stat)) {
-      throw new OffloadKitError("OUTPUT_IS_INPUT", `'${this.path}': the output file is one of the input files`, { field: "output" });
-    }
-  }
-
-  /** Closes the temporary file and renames it over the destination. */
+  /** Closes the temporary file and puts it in place (renamed, or copied into a destination that is kept). */
   commit(): void {
     try {
-      this.checkDestination();
       if (!this.done) this.flush();
     } catch (e) {
       this.discard();
       throw e;
     }
     if (!this.settle()) return;
+    const temp = this.tempPath!;
     try {
       if (this.fdOpen) closeSync(this.fd);
-      renameSync(this.tempPath!, this.path);
+      this.fdOpen = false;
+      settleTemporary(this.temporary!, () => {
+        if (this.copyOnly || (this.inPlace && hasOtherLinks(this.path))) {
+          // Into the destination's own inode, as raw_fd_ostream writes: its other names see the new bytes.
+          copyInto(temp, this.path);
+          removeTemporary(this.temporary!);
+        } else {
+          renameSync(temp, this.path);
+        }
+      });
     } catch (e) {
-      this.unlinkTemp();
+      removeTemporary(this.temporary!);
       throw fileError(this.path, e);
     }
   }
@@ -239,15 +281,41 @@ export class OutputFile {
     } catch {
       // Already closed: nothing else to release.
     }
-    this.unlinkTemp();
+    this.fdOpen = false;
+    removeTemporary(this.temporary!);
   }
+}
 
-  private unlinkTemp(): void {
+/**
+ * Writes the finished temporary file into the destination's own inode (truncated first), as raw_fd_ostream
+ * writes: mode, owner and other links stay. Not copyFileSync: it also sets the destination's mode, which
+ * fails (EPERM) on a file we may write but do not own.
+ */
+function copyInto(temp: string, destination: string): void {
+  const from = openSync(temp, "r");
+  try {
+    const to = openSync(destination, constants.O_WRONLY | constants.O_TRUNC | constants.O_CREAT, 0o666);
     try {
-      unlinkSync(this.tempPath!);
-    } catch {
-      // The temporary file is gone already.
+      const chunk = new Uint8Array(1 << 20);
+      let at = 0;
+      for (let n = readSync(from, chunk, 0, chunk.length, at); n > 0; n = readSync(from, chunk, 0, chunk.length, at)) {
+        for (let done = 0; done < n; ) done += writeSync(to, chunk, done, n - done, at + done);
+        at += n;
+      }
+    } finally {
+      closeSync(to);
     }
+  } finally {
+    closeSync(from);
+  }
+}
+
+function hasOtherLinks(path: string): boolean {
+  try {
+    const stat = lstatSync(path);
+    return stat.isFile() && stat.nlink > 1;
+  } catch {
+    return false;
   }
 }
 
@@ -263,7 +331,6 @@ export function withOutputs<T>(run: (open: (path: string, options?: OutputOption
       files.push(file);
       return file;
     });
-    for (const file of files) file.checkDestination();
     for (const file of files) file.commit();
     return result;
   } catch (e) {

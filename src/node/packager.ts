@@ -58,6 +58,9 @@ function bare(e: unknown): unknown {
   return e;
 }
 
+/** The packager writes through LLVM's FileOutputBuffer: a new file renamed over the destination (mode 0666 less the umask). */
+const FILE_OUTPUT_BUFFER = { replace: "rename" } as const;
+
 interface PlannedImage {
   readonly source: FileSource;
   readonly layout: OffloadBinaryLayout;
@@ -88,7 +91,7 @@ export function packageImages(images: readonly string[], output: string, options
     }
     try {
       withOutputs((open) => {
-        const out = open(output);
+        const out = open(output, FILE_OUTPUT_BUFFER);
         for (const { source, layout } of planned) {
           out.write(layout.head);
           copyRange(engine, source, 0, source.size, out);
@@ -163,18 +166,18 @@ export function extractImages(input: string, filters: readonly string[], options
           const file = args.get("file");
           if (options.archive) {
             if (file === undefined) throw new OffloadKitError("PACKAGER_ARCHIVE_NEEDS_FILE", "Image must have a 'file' argument.");
-            writeArchiveFile(open(file), engine, matched);
+            writeArchiveFile(open(file, FILE_OUTPUT_BUFFER), engine, matched);
             written.push({ path: file, images: matched, archive: true });
           } else if (file !== undefined) {
             if (matched.length > 1) options.warn?.(`Multiple inputs match to a single file, '${file}'`);
             const last = matched[matched.length - 1]!;
-            copyRange(engine, last.source, last.imageOffset, last.imageSize, open(file));
+            copyRange(engine, last.source, last.imageOffset, last.imageSize, open(file, FILE_OUTPUT_BUFFER));
             written.push({ path: file, images: [last], archive: false });
           } else {
             matched.forEach((image, i) => {
               const name = extractedFileName(input, image, i);
               const path = options.outDir === undefined ? name : join(options.outDir, name);
-              copyRange(engine, image.source, image.imageOffset, image.imageSize, open(path));
+              copyRange(engine, image.source, image.imageOffset, image.imageSize, open(path, FILE_OUTPUT_BUFFER));
               written.push({ path, images: [image], archive: false });
             });
           }

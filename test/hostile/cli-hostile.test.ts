@@ -1,6 +1,6 @@
 // Whole-process hostile cases for every CLI (the built bins, as a user runs them): zstd bombs, sizes of
 // 2^63, a 100,000-entry header, IDs and member names with '/', '..', absolute paths and NUL, outputs that
-// are symbolic links, outputs that are inputs, and a full disk. Each must end in exit 1 with
+// are symbolic links, outputs that are inputs (written, as natively), and a full disk. Each must end in exit 1 with
 // `<tool>: error: ...` and nothing written (or, for names, nothing written outside the output folder).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -237,13 +237,22 @@ describe("outputs that are symbolic links or inputs", () => {
     expect(lstatSync(join(dir, "link")).isSymbolicLink()).toBe(true);
   });
 
-  it("an output that is one of the inputs is refused, and the input survives", () => {
+  it("an output that is one of the inputs is written once the inputs are read, as the native tools do", () => {
     const dir = workdir({ "in.bc": bundle, "dev.o": "device", "in.bin": binary });
-    const same = /the output file is one of the input files/;
-    expectRefused("offload-bundler", dir, ["-type=bc", "-unbundle", "-input=in.bc", "-output=in.bc", `-targets=${GFX906}`], same);
-    expectRefused("offload-bundler", dir, ["-type=bc", "-input=in.bc", "-input=dev.o", "-output=dev.o", `-targets=${HOST},${GFX906}`], same);
-    expectRefused("offload-packager", dir, ["-o", "dev.o", "--image=file=dev.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip"], same);
-    expectRefused("offload-wrapper", dir, ["-o", "dev.o", "--target=x86_64-unknown-linux-gnu", "dev.o"], same);
+    const unbundled = run("offload-bundler", dir, ["-type=bc", "-unbundle", "-input=in.bc", "-output=in.bc", `-targets=${GFX906}`]);
+    expect(unbundled.code, unbundled.stderr).toBe(0);
+    expect(readFileSync(join(dir, "in.bc"), "latin1")).toBe("dev");
+    const bundled = run("offload-bundler", dir, ["-type=bc", "-input=in.bc", "-input=dev.o", "-output=dev.o", `-targets=${HOST},${GFX906}`]);
+    expect(bundled.code, bundled.stderr).toBe(0);
+    expect(readFileSync(join(dir, "dev.o")).subarray(0, 24).toString("latin1")).toBe("__CLANG_OFFLOAD_BUNDLE__");
+    for (const [tool, args] of [
+      ["offload-packager", ["-o", "in.bin", "--image=file=in.bin,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip"]],
+      ["offload-wrapper", ["-o", "in.bin", "--target=x86_64-unknown-linux-gnu", "in.bin"]],
+    ] as const) {
+      const result = run(tool, dir, [...args]);
+      expect(result.code, result.stderr).toBe(0);
+    }
+    expect(readdirSync(dir).filter((n) => n.includes("offload-kit"))).toEqual([]);
   });
 
   it("a device is written in place, never renamed over", () => {
