@@ -9,13 +9,16 @@ import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
 import { VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
+import { compress } from "./kit/compress.js";
+import { decompress } from "./kit/decompress.js";
 import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
+import { prune } from "./kit/prune.js";
 import { serve } from "./kit/serve.js";
 import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

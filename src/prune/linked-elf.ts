@@ -1,0 +1,46 @@
+/**
+ * Linked ELF executables and shared libraries (`.hip_fatbin` with one bundle or CCOB per translation
+ * unit, reached through `__hip_fatbin_wrapper` pointers). Editing them moves bytes under a loaded
+ * image, which belongs to the ELF editor (src/elf-edit/, built separately); until it is wired in here,
+ * such files are recognised and refused with a clear error rather than mistaken for something else.
+ * The container table (./containers.ts) calls this entry exactly as it calls every other one, so wiring the
+ * editor in is replacing `pruneLinkedElf` / `compressLinkedElf` / `decompressLinkedElf` below.
+ *
+ * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
+ * byte 44 of ELF32 headers, 56 of ELF64 ones; gABI "ELF Header"). Relocatable objects (ET_REL, no program
+ * headers) are fat objects or `.llvm.offloading` holders, handled elsewhere.
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import { isElf } from "../formats/elf.js";
+import { placeText } from "./outcome.js";
+
+const ET_EXEC = 2;
+const ET_DYN = 3;
+
+export function isLinkedElf(head: Uint8Array): boolean {
+  if (!isElf(head) || head.length < 64) return false;
+  const is64 = head[4] === 2;
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const little = head[5] !== 2;
+  const type = view.getUint16(16, little);
+  const phnum = view.getUint16(is64 ? 56 : 44, little);
+  return (type === ET_EXEC || type === ET_DYN) && phnum > 0;
+}
+
+function notYet(name: string, where: string): never {
+  throw new OffloadKitError("LINKED_ELF_NOT_YET",
+    `${placeText(name, where)}: linked ELF files: not yet (executables and shared libraries are edited by the ELF editor, which this build does not include)`,
+    { offset: 0, field: "e_type" });
+}
+
+export function pruneLinkedElf(_bytes: Uint8Array, name: string, where: string): Uint8Array {
+  return notYet(name, where);
+}
+
+export function compressLinkedElf(_bytes: Uint8Array, name: string, where: string): Uint8Array {
+  return notYet(name, where);
+}
+
+export function decompressLinkedElf(_bytes: Uint8Array, name: string, where: string): Uint8Array {
+  return notYet(name, where);
+}
