@@ -12,8 +12,8 @@
  *   reproduces (written by another tool) is rewritten with the largest power of two dividing all its
  *   offsets, and a note says so.
  * - The compression level: a CCOB header has no level field. The original contents are compressed again
- *   at LLVM's default for the method (zstd 3, zlib 6) and, for contents up to 4 MiB, at the other usual
- *   levels, with the original's framing; the level whose output equals the stored stream is the level.
+ *   at LLVM's default for the method (zstd 3, zlib 6) and, for contents up to 1 MiB, at levels 1 to 12
+ *   (zlib 1 to 9), with the original's framing; the level whose output equals the stored bytes is the level.
  *   When none does (another libzstd, LLVM's long-distance matching on a build without it, or a level
  *   outside the search), the default is used and a note says the level was assumed. `level` forces one.
  *
@@ -48,9 +48,13 @@ export interface PlainBundle {
 
 /** Largest -bundle-align tried when recovering a file's alignment. */
 const MAX_ALIGN = 64 * 1024;
-/** Contents up to this size are compressed at every usual level to find the stored one; larger ones at the default only. */
-const LEVEL_SEARCH_MAX = 4 * 1024 * 1024;
-const ZSTD_LEVELS = [3, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+/**
+ * Contents up to this size are compressed at every usual level to find the stored one; larger ones at the
+ * default only (the search is for small bundles: where the default does not match, usually nothing does,
+ * because the libzstd differs; see the module comment).
+ */
+const LEVEL_SEARCH_MAX = 1024 * 1024;
+const ZSTD_LEVELS = [3, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 const ZLIB_LEVELS = [6, 1, 2, 3, 4, 5, 7, 8, 9];
 
 /** Is this the start of a bundle file of any kind (binary, text, compressed)? */
@@ -106,10 +110,13 @@ export function prunePlainBundle(bytes: Uint8Array, ctx: PruneContext, where: st
   const place = placeText(ctx.name, where);
   const bundle = readPlainBundle(bytes, place);
   if (bundle === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
+  const kept = selectEntries(bundle.entries, ctx, where);
+  // Nothing goes: the bundle stays byte for byte, whoever wrote it.
+  if (kept.length === bundle.entries.length) return bytes;
   if (bundle.layout.kind === "binary" && !bundle.layout.exact) {
     ctx.notes.push(`${place}: its payload offsets match no -bundle-align clang-offload-bundler uses; rewritten with alignment ${bundle.layout.align}`);
   }
-  return writePlainBundle(bundle.layout, selectEntries(bundle.entries, ctx, where));
+  return writePlainBundle(bundle.layout, kept);
 }
 
 function readAtOf(bytes: Uint8Array) {
@@ -173,11 +180,14 @@ export function storedLevel(bytes: Uint8Array, member: CcobMember, contents: Uin
 export function pruneBundleFile(bytes: Uint8Array, ctx: PruneContext): Uint8Array {
   if (!(bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes))) return prunePlainBundle(bytes, ctx, "");
   const members = ccobMembers(bytes, ctx.name);
+  let changed = false;
   const outputs = members.map((member, i) => {
     const where = members.length === 1 ? "" : `compressed bundle ${i}`;
     const place = placeText(ctx.name, where);
     const contents = decodeMember(bytes, member, ctx.codecs, place);
     const pruned = prunePlainBundle(contents, ctx, where);
+    if (pruned === contents) return bytes.subarray(member.offset, member.offset + member.size);
+    changed = true;
     const { version, method } = member.header;
     let level = ctx.level;
     if (level === undefined) {
@@ -190,6 +200,7 @@ export function pruneBundleFile(bytes: Uint8Array, ctx: PruneContext): Uint8Arra
     }
     return encode(pruned, ctx.codecs, { version, method, level }, frameSizeOf(bytes, member));
   });
+  if (!changed) return bytes;
   return outputs.length === 1 ? outputs[0] : concatBytes(outputs);
 }
 

@@ -8,11 +8,11 @@ import { transformWith } from "../../prune/index.js";
 import type { EditResult } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
-import { flagValue, listValue, numberValue } from "../args.js";
+import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { OUTPUT_OPTIONS, destinationOf, editJson, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, sizeLine } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
   return { overview, options: [FILES_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
@@ -24,12 +24,13 @@ export async function runTransform(operation: "compress" | "decompress", values:
   const destination = destinationOf(values);
   if (typeof destination === "string") return usageError(io, name, destination);
   let version: 2 | 3 | undefined;
-  if (values.format !== undefined) {
-    const format = numberValue(values, "format");
-    if (format !== 2 && format !== 3) return usageError(io, name, `--format must be 2 (read by LLVM 19 and later) or 3 (LLVM 22 and later), not ${format}`);
-    version = format;
+  const format = stringValue(values, "format");
+  if (format !== "") {
+    if (format !== "2" && format !== "3") return usageError(io, name, `--format must be 2 (read by LLVM 19 and later) or 3 (LLVM 22 and later), not '${format}'`);
+    version = format === "2" ? 2 : 3;
   }
-  const level = values.level === undefined ? undefined : numberValue(values, "level");
+  const level = levelOption(values);
+  if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
   const json = flagValue(values, "json");
   const dryRun = destination.kind === "dry-run";
   const codecs = await loadNodeCodecs();
@@ -54,8 +55,8 @@ export async function runTransform(operation: "compress" | "decompress", values:
 export const compress: Subcommand = {
   summary: "Compress plain bundles into CCOBs (LLVM's parameters): FILE... (-o OUT | --out-dir=DIR | --in-place) [--format=2|3] [--level=N].",
   spec: () => transformSpec("offload-kit compress: turn plain offload bundles into compressed ones (CCOB), in bundle files and archives\n", [
-    { name: "format", kind: "uint", valueName: "2|3", description: "CCOB version: 2 (LLVM 19 reads it; the default) or 3 (LLVM 22)", category },
-    { name: "level", kind: "int", valueName: "n", description: "zstd level (default 3, LLVM's)", category },
+    { name: "format", kind: "string", valueName: "2|3", description: "CCOB version: 2 (LLVM 19 reads it; the default) or 3 (LLVM 22)", category },
+    LEVEL_OPTION("zstd level (default 3, LLVM's)"),
   ]),
   run: (values, context) => runTransform("compress", values, context),
 };

@@ -1,6 +1,6 @@
 /** The output options `prune`, `compress` and `decompress` share: -o, --out-dir, --in-place, --dry-run, and their report. */
 import type { OptionSpec, OptionValue } from "../args.js";
-import { flagValue, stringValue } from "../args.js";
+import { flagValue, parseLlvmInt, stringValue } from "../args.js";
 import type { Destination, FileEdit } from "../../prune/node.js";
 import type { EditResult } from "../../prune/index.js";
 import { KIT_CATEGORY as category } from "./common.js";
@@ -50,4 +50,15 @@ export function editJson(edit: FileEdit<EditResult>): Record<string, unknown> {
     }),
     ...(edit.error === undefined ? {} : { error: { code: edit.error.code, message: edit.error.message } }),
   };
+}
+
+export function LEVEL_OPTION(description: string): OptionSpec {
+  return { name: "level", kind: "string", valueName: "n", description, category };
+}
+
+/** --level: undefined when not given, null when not an integer. */
+export function levelOption(values: Record<string, OptionValue>): number | undefined | null {
+  const text = stringValue(values, "level");
+  if (text === "") return undefined;
+  return parseLlvmInt(text) ?? null;
 }

@@ -10,11 +10,11 @@ import { parseSelection, pruneWith, selectionText } from "../../prune/index.js";
 import type { PruneResult, Selection } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
-import { flagValue, listValue, numberValue } from "../args.js";
+import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { OUTPUT_OPTIONS, destinationOf, editJson, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, sizeLine } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
 function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PruneResult>[]): string[] {
@@ -41,7 +41,7 @@ export const prune: Subcommand = {
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
       { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
-      { name: "level", kind: "int", valueName: "n", description: "Re-encode compressed bundles at this level (default: the level they were written at)", category },
+      LEVEL_OPTION("Re-encode compressed bundles at this level (default: the level they were written at)"),
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
@@ -56,7 +56,8 @@ export const prune: Subcommand = {
     if (typeof destination === "string") return usageError(io, name, destination);
     const json = flagValue(values, "json");
     const dryRun = destination.kind === "dry-run";
-    const level = values.level === undefined ? undefined : numberValue(values, "level");
+    const level = levelOption(values);
+    if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
     const codecs = await loadNodeCodecs();
     return runGuarded(io, name, () => {
       const selection = parseSelection(keep.length > 0 ? "keep" : "drop", keep.length > 0 ? keep : drop);
