@@ -177,15 +177,15 @@ export function storedLevel(bytes: Uint8Array, member: CcobMember, contents: Uin
 }
 
 /** Prunes a bundle file of any kind. */
-export function pruneBundleFile(bytes: Uint8Array, ctx: PruneContext): Uint8Array {
-  if (!(bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes))) return prunePlainBundle(bytes, ctx, "");
-  const members = ccobMembers(bytes, ctx.name);
+export function pruneBundleFile(bytes: Uint8Array, ctx: PruneContext, where = ""): Uint8Array {
+  if (!(bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes))) return prunePlainBundle(bytes, ctx, where);
+  const members = ccobMembers(bytes, placeText(ctx.name, where));
   let changed = false;
   const outputs = members.map((member, i) => {
-    const where = members.length === 1 ? "" : `compressed bundle ${i}`;
-    const place = placeText(ctx.name, where);
+    const inner = members.length === 1 ? where : [where, `compressed bundle ${i}`].filter((w) => w !== "").join(", ");
+    const place = placeText(ctx.name, inner);
     const contents = decodeMember(bytes, member, ctx.codecs, place);
-    const pruned = prunePlainBundle(contents, ctx, where);
+    const pruned = prunePlainBundle(contents, ctx, inner);
     if (pruned === contents) return bytes.subarray(member.offset, member.offset + member.size);
     changed = true;
     const { version, method } = member.header;

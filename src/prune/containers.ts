@@ -49,7 +49,7 @@ function refuse(container: string, operation: string) {
 const bundleFile: Container = {
   name: "bundle",
   matches: isBundleFile,
-  prune: (bytes, ctx) => pruneBundleFile(bytes, ctx),
+  prune: (bytes, ctx, where) => pruneBundleFile(bytes, ctx, where),
   compress: (bytes, ctx, where) => compressBundleFile(bytes, { version: ctx.version, level: ctx.level, codecs: ctx.codecs }, placeText(ctx.name, where)) ?? bytes,
   decompress: (bytes, ctx, where) => decompressBundleFile(bytes, ctx.codecs, placeText(ctx.name, where)) ?? bytes,
 };
