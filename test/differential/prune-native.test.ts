@@ -193,7 +193,7 @@ describe.skipIf(!available)("prune vs clang-offload-bundler 19", () => {
   });
 
   it.each([["x86_64-unknown-linux-gnu", 0], ["aarch64-unknown-linux-gnu", 1], ["x86_64-unknown-linux-gnu", 2], ["aarch64-unknown-linux-gnu", 3]] as const)(
-    "fat object on %s (%i)", (triple) => {
+    "fat object on %s (%i)", (triple, _case) => {
       const d = dir();
       writeFileSync(join(d, "h.c"), "int counter = 1; static int table[64];\nint bump(int x) { return counter += x + table[x & 63]; }\n");
       run(nativeTool("clang-19")!, [`--target=${triple}`, "-O1", "-c", "h.c", "-o", "host.o"], d);
