@@ -33,8 +33,12 @@ import { CCOB_MIN_SIZE, CompressionMethod, compressionMethodName, isCompressedBu
 import type { CcobMember, CcobVersion } from "../formats/ccob.js";
 import { detectTextComment, readTextBundle, writeTextBundle } from "../formats/text-bundle.js";
 import type { TextComment } from "../formats/text-bundle.js";
+import { bytesSource, readExact } from "../engine/source.js";
+import type { ByteSource } from "../engine/source.js";
 import { placeText, selectEntries } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
+import { materialize, planOf } from "./plan.js";
+import type { OutputPlan, Piece } from "./plan.js";
 
 export type PlainLayout =
   | { readonly kind: "binary"; readonly align: number; readonly exact: boolean }
@@ -77,6 +81,27 @@ function largestDividingPowerOfTwo(offsets: readonly number[]): number {
   return align;
 }
 
+interface BinaryRead {
+  readonly layout: PlainLayout & { readonly kind: "binary" };
+  readonly entries: readonly BundleEntry[];
+}
+
+/** Reads a binary bundle's header through the engine window; undefined without the magic, an error naming `place` when damaged. */
+function readBinaryHeader(source: ByteSource, place: string): BinaryRead | undefined {
+  if (!isBinaryBundle(readExact(source, 0, Math.min(source.size, BUNDLE_MAGIC_SIZE)))) return undefined;
+  const read = readBinaryBundle(source);
+  if (read.kind === "none") {
+    const problem = read.problem;
+    throw new OffloadKitError(problem?.code ?? "BUNDLE_TRUNCATED",
+      `${place}: ${problem?.message ?? `truncated bundle header: only ${source.size} bytes after the ${BUNDLE_MAGIC_SIZE}-byte magic`}`,
+      { offset: problem?.offset ?? source.size, field: problem?.field ?? "entry count" });
+  }
+  const entries = distinctEntries(read.bundle.entries);
+  const recovered = entries.length === read.bundle.entries.length ? recoverAlignment(entries) : undefined;
+  const align = recovered ?? largestDividingPowerOfTwo(entries.map((e) => e.offset));
+  return { layout: { kind: "binary", align, exact: recovered !== undefined }, entries };
+}
+
 /** Reads a plain bundle; undefined when the bytes are not one. A damaged binary header is an error naming `place`. */
 export function readPlainBundle(bytes: Uint8Array, place: string): PlainBundle | undefined {
   const comment = detectTextComment(bytes.subarray(0, 64));
@@ -84,21 +109,38 @@ export function readPlainBundle(bytes: Uint8Array, place: string): PlainBundle |
     const text = readTextBundle(bytes, comment);
     return { layout: { kind: "text", comment }, entries: text.entries.map((e) => ({ id: e.id, size: e.size, data: bytes.subarray(e.offset, e.offset + e.size) })) };
   }
-  if (!isBinaryBundle(bytes)) return undefined;
-  const read = readBinaryBundle(bytes);
-  if (read.kind === "none") {
-    const problem = read.problem;
-    throw new OffloadKitError(problem?.code ?? "BUNDLE_TRUNCATED",
-      `${place}: ${problem?.message ?? `truncated bundle header: only ${bytes.length} bytes after the ${BUNDLE_MAGIC_SIZE}-byte magic`}`,
-      { offset: problem?.offset ?? bytes.length, field: problem?.field ?? "entry count" });
+  const binary = readBinaryHeader(bytesSource(bytes), place);
+  if (binary === undefined) return undefined;
+  return { layout: binary.layout, entries: binary.entries.map((e) => ({ id: e.id, size: e.size, data: bytes.subarray(e.offset, e.offset + e.size) })) };
+}
+
+/**
+ * Prunes a binary bundle read through `source` without reading its payloads: the plan is the new header and
+ * the kept payloads' ranges, each after the zeros its alignment needs. Undefined when nothing goes.
+ */
+export function planBinaryBundlePrune(source: ByteSource, ctx: PruneContext, where: string): OutputPlan | undefined {
+  const place = placeText(ctx.name, where);
+  const binary = readBinaryHeader(source, place);
+  if (binary === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
+  const kept = selectEntries(binary.entries, ctx, where);
+  if (kept.length === binary.entries.length) return undefined;
+  if (!binary.layout.exact) {
+    ctx.notes.push(`${place}: its payload offsets match no -bundle-align clang-offload-bundler uses; rewritten with alignment ${binary.layout.align}`);
   }
-  const entries = distinctEntries(read.bundle.entries);
-  const recovered = entries.length === read.bundle.entries.length ? recoverAlignment(entries) : undefined;
-  const align = recovered ?? largestDividingPowerOfTwo(entries.map((e) => e.offset));
-  return {
-    layout: { kind: "binary", align, exact: recovered !== undefined },
-    entries: entries.map((e) => ({ id: e.id, size: e.size, data: bytes.subarray(e.offset, e.offset + e.size) })),
-  };
+  const layout = layoutBinaryBundle(kept, binary.layout.align);
+  const pieces: Piece[] = [{ bytes: layout.header }];
+  let at = layout.header.length;
+  kept.forEach((entry, i) => {
+    if (layout.offsets[i] > at) pieces.push({ zeros: layout.offsets[i] - at });
+    pieces.push({ offset: entry.offset, size: entry.size });
+    at = layout.offsets[i] + entry.size;
+  });
+  return planOf(pieces);
+}
+
+/** Whether a source starts a plain binary bundle (one that can be pruned without reading it whole). */
+export function startsBinaryBundle(source: ByteSource): boolean {
+  return isBinaryBundle(readExact(source, 0, Math.min(source.size, BUNDLE_MAGIC_SIZE)));
 }
 
 export function writePlainBundle(layout: PlainLayout, entries: readonly { id: string; data: Uint8Array }[]): Uint8Array {
@@ -107,15 +149,17 @@ export function writePlainBundle(layout: PlainLayout, entries: readonly { id: st
 
 /** Prunes one plain bundle (`where` names it inside the file for messages). */
 export function prunePlainBundle(bytes: Uint8Array, ctx: PruneContext, where: string): Uint8Array {
+  const source = bytesSource(bytes);
+  if (startsBinaryBundle(source)) {
+    const plan = planBinaryBundlePrune(source, ctx, where);
+    return plan === undefined ? bytes : materialize(plan, source, ctx.codecs);
+  }
   const place = placeText(ctx.name, where);
   const bundle = readPlainBundle(bytes, place);
   if (bundle === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
   const kept = selectEntries(bundle.entries, ctx, where);
   // Nothing goes: the bundle stays byte for byte, whoever wrote it.
   if (kept.length === bundle.entries.length) return bytes;
-  if (bundle.layout.kind === "binary" && !bundle.layout.exact) {
-    ctx.notes.push(`${place}: its payload offsets match no -bundle-align clang-offload-bundler uses; rewritten with alignment ${bundle.layout.align}`);
-  }
   return writePlainBundle(bundle.layout, kept);
 }
 
@@ -212,13 +256,24 @@ export interface CompressFileOptions {
   readonly codecs: Codecs;
 }
 
+/**
+ * `clang-offload-bundler -compress` of a plain bundle file, as a plan over `source` (the whole file, to be
+ * compressed); undefined for a compressed one, which stays as it is.
+ */
+export function planCompressBundleFile(source: ByteSource, options: Omit<CompressFileOptions, "codecs">, place: string): OutputPlan | undefined {
+  const head = readExact(source, 0, Math.min(source.size, 64));
+  if (head.length >= CCOB_MIN_SIZE && isCompressedBundle(head)) return undefined;
+  if (detectTextComment(head) === undefined && readBinaryHeader(source, place) === undefined) {
+    throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
+  }
+  return planOf([{ offset: 0, size: source.size }], { version: options.version ?? 2, method: CompressionMethod.Zstd, level: options.level ?? DEFAULT_ZSTD_LEVEL });
+}
+
 /** `clang-offload-bundler -compress` of a plain bundle file; a compressed one is returned as it is (undefined). */
 export function compressBundleFile(bytes: Uint8Array, options: CompressFileOptions, place: string): Uint8Array | undefined {
-  if (bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes)) return undefined;
-  if (readPlainBundle(bytes, place) === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
-  const settings = { version: options.version ?? 2, method: CompressionMethod.Zstd, level: options.level ?? DEFAULT_ZSTD_LEVEL };
-  // LLVM writes one frame whatever the size; frames of ZSTD_FRAME_CHUNK only beyond what one frame is cheap for.
-  return encode(bytes, options.codecs, settings, bytes.length <= 4 * ZSTD_FRAME_CHUNK ? Infinity : ZSTD_FRAME_CHUNK);
+  const source = bytesSource(bytes);
+  const plan = planCompressBundleFile(source, options, place);
+  return plan === undefined ? undefined : materialize(plan, source, options.codecs);
 }
 
 /** The plain bundle(s) inside a compressed bundle file (concatenated, in order); undefined for a plain file. */

@@ -16,12 +16,16 @@ import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
 import type { CcobVersion } from "../formats/ccob.js";
 import { editArchive, isArchive } from "./archive.js";
-import { compressBundleFile, decompressBundleFile, isBundleFile, pruneBundleFile } from "./bundle-file.js";
+import type { ByteSource } from "../engine/source.js";
+import {
+  compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile, startsBinaryBundle,
+} from "./bundle-file.js";
 import { isFatObject, pruneFatObject } from "./fat-object.js";
 import { compressLinkedElf, decompressLinkedElf, isLinkedElf, pruneLinkedElf } from "./linked-elf.js";
 import { hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections } from "./offload-binary.js";
 import { placeText } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
+import type { OutputPlan } from "./plan.js";
 
 export interface CompressContext {
   /** compress: the CCOB version (default 2) and zstd level (default 3). */
@@ -34,7 +38,14 @@ export interface CompressContext {
 
 export interface Container {
   readonly name: string;
+  /** Given the whole file, or (to choose a streaming planner) its first 64 bytes. */
   matches(bytes: Uint8Array): boolean;
+  /**
+   * Plans the edit straight from the source, without reading it whole: a plan, "unchanged", or undefined
+   * when this input must be read whole after all (the operations below then run).
+   */
+  planPrune?(source: ByteSource, ctx: PruneContext, where: string): OutputPlan | "unchanged" | undefined;
+  planCompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
   prune(bytes: Uint8Array, ctx: PruneContext, where: string): Uint8Array;
   compress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
   decompress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
@@ -50,6 +61,8 @@ const bundleFile: Container = {
   name: "bundle",
   matches: isBundleFile,
   prune: (bytes, ctx, where) => pruneBundleFile(bytes, ctx, where),
+  planPrune: (source, ctx, where) => (startsBinaryBundle(source) ? planBinaryBundlePrune(source, ctx, where) ?? "unchanged" : undefined),
+  planCompress: (source, ctx, where) => planCompressBundleFile(source, ctx, placeText(ctx.name, where)) ?? "unchanged",
   compress: (bytes, ctx, where) => compressBundleFile(bytes, { version: ctx.version, level: ctx.level, codecs: ctx.codecs }, placeText(ctx.name, where)) ?? bytes,
   decompress: (bytes, ctx, where) => decompressBundleFile(bytes, ctx.codecs, placeText(ctx.name, where)) ?? bytes,
 };

@@ -15,8 +15,12 @@ import type { Codecs } from "../compress/codecs.js";
 import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import type { CcobVersion } from "../formats/ccob.js";
-import { containerOf } from "./containers.js";
+import { bytesSource } from "../engine/source.js";
+import { CONTAINERS, containerOf } from "./containers.js";
+import type { CompressContext, Container } from "./containers.js";
 import type { EntryOutcome, PruneContext } from "./outcome.js";
+import { materialize, planOf } from "./plan.js";
+import type { OutputPlan } from "./plan.js";
 import { parseSelection } from "./select.js";
 import type { Selection } from "./select.js";
 
@@ -24,6 +28,7 @@ export { decideEntry, expandGpu, parseSelection, selectionText } from "./select.
 export type { EntryDecision, GpuChoice, Selection, SelectionMode } from "./select.js";
 export type { EntryOutcome } from "./outcome.js";
 export { CONTAINERS, containerOf } from "./containers.js";
+export type { OutputPlan, Piece } from "./plan.js";
 export type { Container } from "./containers.js";
 
 export interface PruneOptions {
@@ -58,36 +63,12 @@ export interface PruneResult extends EditResult {
   readonly entries: readonly EntryOutcome[];
 }
 
-function wholeBytes(source: ByteSource | Uint8Array): Uint8Array {
-  if (source instanceof Uint8Array) return source;
-  return source.bytes ?? readExact(source, 0, source.size);
-}
-
 export function selectionOf(options: Pick<PruneOptions, "keep" | "drop" | "selection">): Selection {
   if (options.selection !== undefined) return options.selection;
   if ((options.keep === undefined) === (options.drop === undefined)) {
     throw new OffloadKitError("BAD_SELECTION", "give exactly one of keep and drop (the GPUs to keep, or the GPUs to drop)");
   }
   return options.keep !== undefined ? parseSelection("keep", options.keep) : parseSelection("drop", options.drop!);
-}
-
-/** `prune` with the codecs at hand (synchronous: the Node CLI edits file after file with it). */
-export function pruneWith(bytes: Uint8Array, options: PruneOptions & { readonly codecs: Codecs }): PruneResult {
-  const selection = selectionOf(options);
-  const name = options.name ?? "input";
-  const container = containerOf(bytes, name);
-  const ctx: PruneContext = {
-    selection, allowEmpty: options.allowEmpty ?? false, codecs: options.codecs, name, outcomes: [], notes: [], level: options.level,
-  };
-  const output = container.prune(bytes, ctx, "");
-  return {
-    container: container.name, output, changed: output !== bytes, inputSize: bytes.length, outputSize: output.length, notes: ctx.notes, entries: ctx.outcomes,
-  };
-}
-
-export async function prune(source: ByteSource | Uint8Array, options: PruneOptions): Promise<PruneResult> {
-  const codecs = options.codecs ?? (await loadBrowserCodecs());
-  return pruneWith(wholeBytes(source), { ...options, codecs });
 }
 
 export interface CompressOptions {
@@ -99,26 +80,91 @@ export interface CompressOptions {
   readonly name?: string;
 }
 
-/** `compress` / `decompress` with the codecs at hand (synchronous). */
-export function transformWith(bytes: Uint8Array, options: CompressOptions & { readonly codecs: Codecs }, operation: "compress" | "decompress"): EditResult {
-  const name = options.name ?? "input";
-  const container = containerOf(bytes, name);
-  const notes: string[] = [];
-  const output = container[operation](bytes, { version: options.version, level: options.level, codecs: options.codecs, name, notes }, "");
-  return { container: container.name, output, changed: output !== bytes, inputSize: bytes.length, outputSize: output.length, notes };
+/** An edit described, not yet made (see ./plan.ts): what src/prune/node.ts streams into files. */
+export interface PlannedEdit {
+  readonly container: string;
+  /** The output; undefined when it is the input unchanged. */
+  readonly plan: OutputPlan | undefined;
+  readonly inputSize: number;
+  readonly notes: readonly string[];
 }
 
-async function transform(source: ByteSource | Uint8Array, options: CompressOptions, operation: "compress" | "decompress"): Promise<EditResult> {
+export interface PlannedPrune extends PlannedEdit {
+  readonly entries: readonly EntryOutcome[];
+}
+
+const HEAD_SIZE = 64;
+
+/**
+ * Runs `operation` on the container of `source`: through its planner when it has one for this input
+ * (reading only what it needs), else over the whole bytes.
+ */
+function planEdit<C extends { readonly name: string }>(
+  source: ByteSource,
+  ctx: C,
+  planner: (container: Container) => ((source: ByteSource, ctx: C, where: string) => OutputPlan | "unchanged" | undefined) | undefined,
+  operation: (container: Container, bytes: Uint8Array, ctx: C) => Uint8Array,
+): { container: string; plan: OutputPlan | undefined } {
+  const head = readExact(source, 0, Math.min(source.size, HEAD_SIZE));
+  const streaming = CONTAINERS.find((c) => c.matches(head));
+  const plan = streaming === undefined ? undefined : planner(streaming)?.(source, ctx, "");
+  if (plan !== undefined) return { container: streaming!.name, plan: plan === "unchanged" ? undefined : plan };
+  const bytes = source.bytes ?? readExact(source, 0, source.size);
+  const container = containerOf(bytes, ctx.name);
+  const output = operation(container, bytes, ctx);
+  return { container: container.name, plan: output === bytes ? undefined : planOf([{ bytes: output }]) };
+}
+
+/** Plans `prune` over a source (the Node CLI streams the plan into a file). */
+export function planPrune(source: ByteSource, options: PruneOptions & { readonly codecs: Codecs }): PlannedPrune {
+  const ctx: PruneContext = {
+    selection: selectionOf(options), allowEmpty: options.allowEmpty ?? false, codecs: options.codecs, name: options.name ?? "input", outcomes: [], notes: [], level: options.level,
+  };
+  const edit = planEdit(source, ctx, (c) => c.planPrune, (c, bytes, context) => c.prune(bytes, context, ""));
+  return { ...edit, inputSize: source.size, notes: ctx.notes, entries: ctx.outcomes };
+}
+
+/** Plans `compress` or `decompress` over a source. */
+export function planTransform(source: ByteSource, options: CompressOptions & { readonly codecs: Codecs }, operation: "compress" | "decompress"): PlannedEdit {
+  const ctx: CompressContext = { version: options.version, level: options.level, codecs: options.codecs, name: options.name ?? "input", notes: [] };
+  const edit = planEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : undefined), (c, bytes, context) => c[operation](bytes, context, ""));
+  return { ...edit, inputSize: source.size, notes: ctx.notes };
+}
+
+function made<P extends PlannedEdit>(planned: P, bytes: Uint8Array, codecs: Codecs): Omit<P, "plan"> & EditResult {
+  const output = planned.plan === undefined ? bytes : materialize(planned.plan, bytesSource(bytes), codecs);
+  const { plan: _plan, ...rest } = planned;
+  return { ...rest, output, changed: output !== bytes, outputSize: output.length };
+}
+
+/** `prune` with the codecs at hand (synchronous). */
+export function pruneWith(bytes: Uint8Array, options: PruneOptions & { readonly codecs: Codecs }): PruneResult {
+  return made(planPrune(bytesSource(bytes), options), bytes, options.codecs);
+}
+
+export async function prune(source: ByteSource | Uint8Array, options: PruneOptions): Promise<PruneResult> {
   const codecs = options.codecs ?? (await loadBrowserCodecs());
-  return transformWith(wholeBytes(source), { ...options, codecs }, operation);
+  return pruneWith(wholeBytes(source), { ...options, codecs });
+}
+
+/** `compress` / `decompress` with the codecs at hand (synchronous). */
+export function transformWith(bytes: Uint8Array, options: CompressOptions & { readonly codecs: Codecs }, operation: "compress" | "decompress"): EditResult {
+  return made(planTransform(bytesSource(bytes), options, operation), bytes, options.codecs);
+}
+
+function wholeBytes(source: ByteSource | Uint8Array): Uint8Array {
+  if (source instanceof Uint8Array) return source;
+  return source.bytes ?? readExact(source, 0, source.size);
 }
 
 /** Plain bundles → CCOBs (a file already compressed comes back unchanged). */
-export function compress(source: ByteSource | Uint8Array, options: CompressOptions = {}): Promise<EditResult> {
-  return transform(source, options, "compress");
+export async function compress(source: ByteSource | Uint8Array, options: CompressOptions = {}): Promise<EditResult> {
+  const codecs = options.codecs ?? (await loadBrowserCodecs());
+  return transformWith(wholeBytes(source), { ...options, codecs }, "compress");
 }
 
 /** CCOBs → plain bundles (a plain file comes back unchanged). */
-export function decompress(source: ByteSource | Uint8Array, options: CompressOptions = {}): Promise<EditResult> {
-  return transform(source, options, "decompress");
+export async function decompress(source: ByteSource | Uint8Array, options: CompressOptions = {}): Promise<EditResult> {
+  const codecs = options.codecs ?? (await loadBrowserCodecs());
+  return transformWith(wholeBytes(source), { ...options, codecs }, "decompress");
 }

@@ -7,12 +7,20 @@
  * executable library stays executable; `--in-place` keeps the file's mode). `--dry-run` edits in memory
  * and writes nothing.
  */
-import { chmodSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import type { Codecs } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
+import { engine } from "../engine/select.js";
+import type { ByteSource } from "../engine/source.js";
+import { CompressingWriter } from "../node/compress.js";
+import { copyRange } from "../node/copy.js";
 import { fileError } from "../node/errors.js";
 import { withOutputs } from "../node/output.js";
-import type { EditResult } from "./index.js";
+import type { OutputFile } from "../node/output.js";
+import type { PlannedEdit } from "./index.js";
+import { materialize } from "./plan.js";
+import type { OutputPlan } from "./plan.js";
 
 export type Destination =
   | { readonly kind: "output"; readonly path: string }
@@ -20,13 +28,14 @@ export type Destination =
   | { readonly kind: "in-place" }
   | { readonly kind: "dry-run" };
 
-export interface FileEdit<R extends EditResult> {
-  readonly input: string;
-  /** undefined for --dry-run. */
-  readonly output: string | undefined;
-  readonly result?: R;
-  /** Set only in dry runs, where every file is tried; a real run stops at the first failure. */
-  readonly error?: OffloadKitError;
+function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 /** Where each input's output goes; errors (two inputs for -o, a missing folder, a clash) before anything is read. */
@@ -39,6 +48,9 @@ export function destinations(inputs: readonly string[], destination: Destination
     case "output":
       if (inputs.length !== 1) {
         throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${inputs.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
+      }
+      if (sameFile(destination.path, inputs[0])) {
+        throw new OffloadKitError("OUTPUT_IS_INPUT", `'${destination.path}' is the input itself (use --in-place to replace it)`, { field: "-o" });
       }
       return [destination.path];
     case "out-dir": {
@@ -57,7 +69,7 @@ export function destinations(inputs: readonly string[], destination: Destination
         if (other !== undefined) {
           throw new OffloadKitError("OUTPUT_CLASH", `'${other}' and '${inputs[i]}' would both be written to '${output}'`, { field: "--out-dir" });
         }
-        if (key === resolve(inputs[i])) {
+        if (key === resolve(inputs[i]) || sameFile(output, inputs[i])) {
           throw new OffloadKitError("OUTPUT_IS_INPUT", `'${output}' is the input itself (use --in-place to replace it)`, { field: "--out-dir" });
         }
         seen.set(key, inputs[i]);
@@ -67,14 +79,40 @@ export function destinations(inputs: readonly string[], destination: Destination
   }
 }
 
-function readInput(path: string): { bytes: Uint8Array; mode: number } {
-  try {
-    const stat = statSync(path);
-    if (!stat.isFile()) throw new OffloadKitError("NOT_A_FILE", `'${path}': not a regular file`);
-    return { bytes: readFileSync(path), mode: stat.mode & 0o7777 };
-  } catch (e) {
-    if (e instanceof OffloadKitError) throw e;
-    throw fileError(path, e);
+/**
+ * An input file as a ByteSource, read with pread. Not src/node/file-source.ts's FileSource: that one records
+ * every input so that no output is renamed over one, and `--in-place` renames its output over its input
+ * on purpose (destinations() refuses the accidental cases instead).
+ */
+class InputFile implements ByteSource {
+  private constructor(readonly path: string, private readonly fd: number, readonly size: number, readonly mode: number) {}
+
+  static open(path: string): InputFile {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch (e) {
+      throw fileError(path, e);
+    }
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      closeSync(fd);
+      throw new OffloadKitError("NOT_A_FILE", `'${path}': not a regular file`);
+    }
+    return new InputFile(path, fd, stat.size, stat.mode & 0o7777);
+  }
+
+  read(dest: Uint8Array, position: number): number {
+    if (dest.length === 0) return 0;
+    try {
+      return readSync(this.fd, dest, 0, dest.length, position);
+    } catch (e) {
+      throw fileError(this.path, e);
+    }
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
@@ -82,54 +120,103 @@ function withName(path: string, e: unknown): unknown {
   return e instanceof OffloadKitError && !e.message.startsWith(path) ? new OffloadKitError(e.code, `${path}: ${e.message}`, { offset: e.offset, field: e.field, cause: e }) : e;
 }
 
+export interface FileEdit<P extends PlannedEdit> {
+  readonly input: string;
+  /** undefined for --dry-run. */
+  readonly output: string | undefined;
+  readonly planned?: P;
+  /** Bytes of the output (written, or that would be written). */
+  readonly outputSize?: number;
+  /** Set only in dry runs, where every file is tried; a real run stops at the first failure. */
+  readonly error?: OffloadKitError;
+}
+
+/** Writes a plan into `out`, copying input ranges through the engine window and compressing on worker threads. */
+function writePlan(plan: OutputPlan, source: ByteSource, out: OutputFile): void {
+  if (plan.compress !== undefined) {
+    const writer = new CompressingWriter(out, plan.compress, plan.size);
+    try {
+      for (const piece of plan.pieces) {
+        if ("bytes" in piece) writer.write(piece.bytes);
+        else if ("zeros" in piece) writer.writeZeros(piece.zeros);
+        else writer.copyFrom(source, piece.offset, piece.size);
+      }
+      writer.finish();
+    } catch (e) {
+      writer.abort();
+      throw e;
+    }
+    return;
+  }
+  for (const piece of plan.pieces) {
+    if ("bytes" in piece) out.write(piece.bytes);
+    else if ("zeros" in piece) out.writeZeros(piece.zeros);
+    else copyRange(engine(), source, piece.offset, piece.size, out);
+  }
+}
+
 /**
- * Edits every input with `edit` and writes the outputs all or none. In a dry run every input is tried
- * and failures are reported per file; otherwise the first failure throws and nothing is written.
+ * Plans every input's edit with `plan` and writes the outputs all or none. In a dry run every input is
+ * tried and failures are reported per file; otherwise the first failure throws and nothing is written.
  */
-export function editFiles<R extends EditResult>(
+export function editFiles<P extends PlannedEdit>(
   inputs: readonly string[],
   destination: Destination,
-  edit: (bytes: Uint8Array, name: string) => R,
+  codecs: Codecs,
+  plan: (source: ByteSource, name: string) => P,
   /** Runs after every input is edited and before anything is renamed into place; throwing discards every output. */
-  check?: (edits: readonly FileEdit<R>[]) => void,
-): FileEdit<R>[] {
+  check?: (edits: readonly FileEdit<P>[]) => void,
+): FileEdit<P>[] {
   const outputs = destinations(inputs, destination);
   if (destination.kind === "dry-run") {
-    const edits = inputs.map((input): FileEdit<R> => {
+    const edits = inputs.map((input): FileEdit<P> => {
+      let source: InputFile | undefined;
       try {
-        return { input, output: undefined, result: edit(readInput(input).bytes, input) };
+        source = InputFile.open(input);
+        const planned = plan(source, input);
+        const p = planned.plan;
+        const outputSize = p === undefined ? source.size : p.compress === undefined ? p.size : materialize(p, source, codecs).length;
+        return { input, output: undefined, planned, outputSize };
       } catch (e) {
         const error = withName(input, e);
         if (error instanceof OffloadKitError) return { input, output: undefined, error };
         throw error;
+      } finally {
+        source?.close();
       }
     });
     check?.(edits.filter((e) => e.error === undefined));
     return edits;
   }
   return withOutputs((open) => {
-    const edits = inputs.map((input, i): FileEdit<R> => {
-    const output = outputs[i]!;
-    const { bytes, mode } = readInput(input);
-    let result: R;
-    try {
-      result = edit(bytes, input);
-    } catch (e) {
-      throw withName(input, e);
-    }
-    // In place and unchanged: nothing to write, the file is already the output.
-    if (destination.kind === "in-place" && !result.changed) return { input, output, result };
-    const file = open(output);
-    file.write(result.output);
-    file.close();
-    if (file.tempPath !== undefined) {
+    const edits = inputs.map((input, i): FileEdit<P> => {
+      const output = outputs[i]!;
+      const source = InputFile.open(input);
       try {
-        chmodSync(file.tempPath, mode);
-      } catch (e) {
-        throw fileError(output, e);
+        let planned: P;
+        try {
+          planned = plan(source, input);
+        } catch (e) {
+          throw withName(input, e);
+        }
+        // In place and unchanged: nothing to write, the file is already the output.
+        if (destination.kind === "in-place" && planned.plan === undefined) return { input, output, planned, outputSize: source.size };
+        const file = open(output);
+        if (planned.plan === undefined) copyRange(engine(), source, 0, source.size, file);
+        else writePlan(planned.plan, source, file);
+        const outputSize = file.position;
+        file.close();
+        if (file.tempPath !== undefined) {
+          try {
+            chmodSync(file.tempPath, source.mode);
+          } catch (e) {
+            throw fileError(output, e);
+          }
+        }
+        return { input, output, planned, outputSize };
+      } finally {
+        source.close();
       }
-    }
-    return { input, output, result };
     });
     check?.(edits);
     return edits;

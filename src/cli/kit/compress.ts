@@ -4,8 +4,7 @@
  * members (src/prune/). Also the shared shell of `offload-kit decompress` (./decompress.ts).
  */
 import { loadNodeCodecs } from "../../node/codecs.js";
-import { transformWith } from "../../prune/index.js";
-import type { EditResult } from "../../prune/index.js";
+import { planTransform } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
 import { flagValue, listValue, stringValue } from "../args.js";
@@ -35,7 +34,7 @@ export async function runTransform(operation: "compress" | "decompress", values:
   const dryRun = destination.kind === "dry-run";
   const codecs = await loadNodeCodecs();
   return runGuarded(io, name, () => {
-    const edits = editFiles(files, destination, (bytes, input): EditResult => transformWith(bytes, { version, level, codecs, name: input }, operation));
+    const edits = editFiles(files, destination, codecs, (source, input) => planTransform(source, { version, level, codecs, name: input }, operation));
     if (json) {
       io.stdout(`${JSON.stringify({ operation, dryRun, files: edits.map(editJson) }, null, 2)}\n`);
     } else {
@@ -45,7 +44,7 @@ export async function runTransform(operation: "compress" | "decompress", values:
           continue;
         }
         io.stdout(sizeLine(e, dryRun));
-        for (const note of e.result!.notes) io.stdout(`  note: ${note}\n`);
+        for (const note of e.planned!.notes) io.stdout(`  note: ${note}\n`);
       }
     }
     return edits.some((e) => e.error !== undefined) ? 1 : 0;

@@ -2,7 +2,7 @@
 import type { OptionSpec, OptionValue } from "../args.js";
 import { flagValue, parseLlvmInt, stringValue } from "../args.js";
 import type { Destination, FileEdit } from "../../prune/node.js";
-import type { EditResult } from "../../prune/index.js";
+import type { PlannedEdit } from "../../prune/index.js";
 import { KIT_CATEGORY as category } from "./common.js";
 
 export const OUTPUT_OPTIONS: readonly OptionSpec[] = [
@@ -32,21 +32,24 @@ export function percent(part: number, whole: number): string {
 }
 
 /** One line per file: sizes before and after, and where it went. */
-export function sizeLine(edit: FileEdit<EditResult>, dryRun: boolean): string {
-  const r = edit.result!;
-  const saved = r.inputSize - r.outputSize;
+export function sizeLine(edit: FileEdit<PlannedEdit>, dryRun: boolean): string {
+  const p = edit.planned!;
+  const inputSize = p.inputSize;
+  const outputSize = edit.outputSize ?? inputSize;
+  const saved = inputSize - outputSize;
   const where = dryRun ? "" : edit.output === edit.input ? " (in place)" : ` -> ${edit.output}`;
-  const change = !r.changed ? "unchanged" : `${r.inputSize} -> ${r.outputSize} bytes, ${saved >= 0 ? "saves" : "adds"} ${Math.abs(saved)} (${percent(Math.abs(saved), r.inputSize)})`;
-  return `${edit.input}: ${r.container}, ${change}${where}\n`;
+  const change = p.plan === undefined ? "unchanged" : `${inputSize} -> ${outputSize} bytes, ${saved >= 0 ? "saves" : "adds"} ${Math.abs(saved)} (${percent(Math.abs(saved), inputSize)})`;
+  return `${edit.input}: ${p.container}, ${change}${where}\n`;
 }
 
-export function editJson(edit: FileEdit<EditResult>): Record<string, unknown> {
-  const r = edit.result;
+export function editJson(edit: FileEdit<PlannedEdit>): Record<string, unknown> {
+  const p = edit.planned;
+  const outputSize = edit.outputSize ?? p?.inputSize;
   return {
     input: edit.input,
     output: edit.output ?? null,
-    ...(r === undefined ? {} : {
-      container: r.container, changed: r.changed, inputSize: r.inputSize, outputSize: r.outputSize, saved: r.inputSize - r.outputSize, notes: r.notes,
+    ...(p === undefined ? {} : {
+      container: p.container, changed: p.plan !== undefined, inputSize: p.inputSize, outputSize, saved: p.inputSize - outputSize!, notes: p.notes,
     }),
     ...(edit.error === undefined ? {} : { error: { code: edit.error.code, message: edit.error.message } }),
   };

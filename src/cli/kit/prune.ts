@@ -6,8 +6,8 @@
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { loadNodeCodecs } from "../../node/codecs.js";
 import { OffloadKitError } from "../../engine/errors.js";
-import { parseSelection, pruneWith, selectionText } from "../../prune/index.js";
-import type { PruneResult, Selection } from "../../prune/index.js";
+import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
+import type { PlannedPrune, Selection } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
 import { flagValue, listValue, stringValue } from "../args.js";
@@ -17,12 +17,12 @@ import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usag
 import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, sizeLine } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
-function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PruneResult>[]): string[] {
-  const matched = new Set(edits.flatMap((e) => e.result?.entries.flatMap((o) => o.matched) ?? []));
+function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PlannedPrune>[]): string[] {
+  const matched = new Set(edits.flatMap((e) => e.planned?.entries.flatMap((o) => o.matched) ?? []));
   return selection.gpus.map((g) => g.text).filter((text) => !matched.has(text));
 }
 
-function entryLines(result: PruneResult, dryRun: boolean): string {
+function entryLines(result: PlannedPrune, dryRun: boolean): string {
   const width = Math.max(0, ...result.entries.map((e) => byteStringToUnicode(e.id).length));
   return result.entries.map((e) => {
     const verb = e.kept ? (e.host ? "host" : "kept") : dryRun ? "would drop" : "dropped";
@@ -62,8 +62,8 @@ export const prune: Subcommand = {
     return runGuarded(io, name, () => {
       const selection = parseSelection(keep.length > 0 ? "keep" : "drop", keep.length > 0 ? keep : drop);
       const warnings: string[] = [];
-      const edits = editFiles(files, destination, (bytes, input) =>
-        pruneWith(bytes, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }), (done) => {
+      const edits = editFiles(files, destination, codecs, (source, input) =>
+        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }), (done) => {
         if (done.length === 0) return;
         const unmatched = unmatchedGpus(selection, done);
         if (unmatched.length === selection.gpus.length) {
@@ -79,9 +79,9 @@ export const prune: Subcommand = {
           dryRun,
           files: edits.map((e) => ({
             ...editJson(e),
-            ...(e.result === undefined ? {} : {
-              entries: e.result.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
-              droppedBytes: e.result.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
+            ...(e.planned === undefined ? {} : {
+              entries: e.planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
+              droppedBytes: e.planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
             }),
           })),
         }, null, 2)}\n`);
@@ -92,8 +92,8 @@ export const prune: Subcommand = {
             continue;
           }
           io.stdout(sizeLine(e, dryRun));
-          io.stdout(entryLines(e.result!, dryRun));
-          for (const note of e.result!.notes) io.stdout(`  note: ${note}\n`);
+          io.stdout(entryLines(e.planned!, dryRun));
+          for (const note of e.planned!.notes) io.stdout(`  note: ${note}\n`);
         }
       }
       return edits.some((e) => e.error !== undefined) ? 1 : 0;
