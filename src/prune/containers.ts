@@ -21,7 +21,7 @@ import {
   compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile, startsBinaryBundle,
 } from "./bundle-file.js";
 import { isFatObject, pruneFatObject } from "./fat-object.js";
-import { compressLinkedElf, decompressLinkedElf, isLinkedElf, pruneLinkedElf } from "./linked-elf.js";
+import { editLinkedElf, isLinkedElf, planLinkedElf } from "./linked-elf.js";
 import { hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections } from "./offload-binary.js";
 import { placeText } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
@@ -46,6 +46,7 @@ export interface Container {
    */
   planPrune?(source: ByteSource, ctx: PruneContext, where: string): OutputPlan | "unchanged" | undefined;
   planCompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
+  planDecompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
   prune(bytes: Uint8Array, ctx: PruneContext, where: string): Uint8Array;
   compress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
   decompress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
@@ -109,9 +110,12 @@ const archive: Container = {
 const linkedElf: Container = {
   name: "linked ELF",
   matches: isLinkedElf,
-  prune: (bytes, ctx, where) => pruneLinkedElf(bytes, ctx.name, where),
-  compress: (bytes, ctx, where) => compressLinkedElf(bytes, ctx.name, where),
-  decompress: (bytes, ctx, where) => decompressLinkedElf(bytes, ctx.name, where),
+  planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx.name, where),
+  planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx.name, where),
+  planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx.name, where),
+  prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx.name, where),
+  compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx.name, where),
+  decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx.name, where),
 };
 
 /** Every container, in the order they are tried. */

@@ -127,7 +127,7 @@ export function planPrune(source: ByteSource, options: PruneOptions & { readonly
 /** Plans `compress` or `decompress` over a source. */
 export function planTransform(source: ByteSource, options: CompressOptions & { readonly codecs: Codecs }, operation: "compress" | "decompress"): PlannedEdit {
   const ctx: CompressContext = { version: options.version, level: options.level, codecs: options.codecs, name: options.name ?? "input", notes: [] };
-  const edit = planEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : undefined), (c, bytes, context) => c[operation](bytes, context, ""));
+  const edit = planEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : c.planDecompress), (c, bytes, context) => c[operation](bytes, context, ""));
   return { ...edit, inputSize: source.size, notes: ctx.notes };
 }
 

@@ -4,7 +4,8 @@
  * image, which belongs to the ELF editor (src/elf-edit/, built separately); until it is wired in here,
  * such files are recognised and refused with a clear error rather than mistaken for something else.
  * The container table (./containers.ts) calls this entry exactly as it calls every other one, so wiring the
- * editor in is replacing `pruneLinkedElf` / `compressLinkedElf` / `decompressLinkedElf` below.
+ * editor in is filling in `planLinkedElf` (from a source: the 1.3 GB libraries are never read whole) and
+ * `editLinkedElf` (bytes in memory) below.
  *
  * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
  * byte 44 of ELF32 headers, 56 of ELF64 ones; gABI "ELF Header"). Relocatable objects (ET_REL, no program
@@ -12,7 +13,9 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import { isElf } from "../formats/elf.js";
+import type { ByteSource } from "../engine/source.js";
 import { placeText } from "./outcome.js";
+import type { OutputPlan } from "./plan.js";
 
 const ET_EXEC = 2;
 const ET_DYN = 3;
@@ -33,14 +36,17 @@ function notYet(name: string, where: string): never {
     { offset: 0, field: "e_type" });
 }
 
-export function pruneLinkedElf(_bytes: Uint8Array, name: string, where: string): Uint8Array {
+export type LinkedElfOperation = "prune" | "compress" | "decompress";
+
+/**
+ * The edit of a linked ELF file, planned from the source (only its first bytes have been read): the hook
+ * the ELF editor fills in. Until then it refuses, before anything else is read.
+ */
+export function planLinkedElf(_operation: LinkedElfOperation, _source: ByteSource, name: string, where: string): OutputPlan {
   return notYet(name, where);
 }
 
-export function compressLinkedElf(_bytes: Uint8Array, name: string, where: string): Uint8Array {
-  return notYet(name, where);
-}
-
-export function decompressLinkedElf(_bytes: Uint8Array, name: string, where: string): Uint8Array {
+/** The same over bytes already in memory (archive members, callers holding the file). */
+export function editLinkedElf(_operation: LinkedElfOperation, _bytes: Uint8Array, name: string, where: string): Uint8Array {
   return notYet(name, where);
 }

@@ -143,6 +143,8 @@ describe("offload-kit prune", () => {
     const run = kit(dir, "prune", "--keep=gfx90a", "--dry-run", "app");
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("app: linked ELF files: not yet");
+    for (const command of ["compress", "decompress"]) expect(kit(dir, command, "--dry-run", "app").stderr).toContain("app: linked ELF files: not yet");
+    expect(readdirSync(dir).sort()).toEqual(["app", "lib.bundle", "other.bundle"]);
   });
 
   it("fat objects and archives through the CLI", () => {
