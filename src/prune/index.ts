@@ -115,19 +115,32 @@ function planEdit<C extends { readonly name: string }>(
   return { container: container.name, plan: output === bytes ? undefined : planOf([{ bytes: output }]) };
 }
 
+/** Every error names the input first (`lib.so: ...`), whichever layer raised it. */
+function named<T>(name: string, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof OffloadKitError && !e.message.startsWith(`${name}:`) && !e.message.startsWith(`${name} (`)) {
+      throw new OffloadKitError(e.code, `${name}: ${e.message}`, { offset: e.offset, field: e.field, cause: e });
+    }
+    throw e;
+  }
+}
+
 /** Plans `prune` over a source (the Node CLI streams the plan into a file). */
 export function planPrune(source: ByteSource, options: PruneOptions & { readonly codecs: Codecs }): PlannedPrune {
   const ctx: PruneContext = {
     selection: selectionOf(options), allowEmpty: options.allowEmpty ?? false, codecs: options.codecs, name: options.name ?? "input", outcomes: [], notes: [], level: options.level,
   };
-  const edit = planEdit(source, ctx, (c) => c.planPrune, (c, bytes, context) => c.prune(bytes, context, ""));
+  const edit = named(ctx.name, () => planEdit(source, ctx, (c) => c.planPrune, (c, bytes, context) => c.prune(bytes, context, "")));
   return { ...edit, inputSize: source.size, notes: ctx.notes, entries: ctx.outcomes };
 }
 
 /** Plans `compress` or `decompress` over a source. */
 export function planTransform(source: ByteSource, options: CompressOptions & { readonly codecs: Codecs }, operation: "compress" | "decompress"): PlannedEdit {
   const ctx: CompressContext = { version: options.version, level: options.level, codecs: options.codecs, name: options.name ?? "input", notes: [] };
-  const edit = planEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : c.planDecompress), (c, bytes, context) => c[operation](bytes, context, ""));
+  const edit = named(ctx.name, () =>
+    planEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : c.planDecompress), (c, bytes, context) => c[operation](bytes, context, "")));
   return { ...edit, inputSize: source.size, notes: ctx.notes };
 }
 
