@@ -4,8 +4,10 @@
  * and writing them all or none. Every output goes to a temporary file beside its destination and is
  * renamed over it only when every input has been edited (src/node/output.ts `withOutputs`), so a failure
  * leaves every input and destination byte-identical. Outputs take the input's permission bits (an
- * executable library stays executable; `--in-place` keeps the file's mode). `--dry-run` edits in memory
- * and writes nothing.
+ * executable library stays executable; `--in-place` keeps the file's mode). Plans (./plan.ts) are written
+ * by copying input ranges through the engine window and compressing on worker threads, so a plain bundle
+ * file is never held whole. `--dry-run` plans every edit and writes nothing (a compress dry run compresses
+ * in memory to know the size).
  */
 import { chmodSync, closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -43,8 +45,15 @@ export function destinations(inputs: readonly string[], destination: Destination
   switch (destination.kind) {
     case "dry-run":
       return inputs.map(() => undefined);
-    case "in-place":
+    case "in-place": {
+      const seen = new Set<string>();
+      for (const input of inputs) {
+        const key = resolve(input);
+        if (seen.has(key)) throw new OffloadKitError("OUTPUT_CLASH", `'${input}' is given twice; --in-place would replace it twice`, { field: "--in-place" });
+        seen.add(key);
+      }
       return [...inputs];
+    }
     case "output":
       if (inputs.length !== 1) {
         throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${inputs.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
