@@ -24,7 +24,7 @@ function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`);
   return (
-    "offload-kit: inspect, check and extract LLVM offloading files\n\n" +
+    "offload-kit: inspect, check, extract and prune LLVM offloading files\n\n" +
     "USAGE: offload-kit <command> [options] FILE...\n\nCOMMANDS:\n" +
     `${lines.join("\n")}\n  ${"version".padEnd(width)}Print the version.\n\n` +
     "Run 'offload-kit <command> --help' for a command's options.\n"
