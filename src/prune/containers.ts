@@ -9,7 +9,7 @@
  * | bundle file: binary, text, CCOB | ./bundle-file.ts | plain ⇄ CCOB |
  * | offload binaries (0x10FF10AD) | ./offload-binary.ts | refused |
  * | archive | each member by the member table below | each bundle member |
- * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | refused |
+ * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
  */
 import { OffloadKitError } from "../engine/errors.js";
@@ -80,7 +80,11 @@ const fatObject: Container = {
   name: "fat object",
   matches: isFatObject,
   prune: (bytes, ctx, where) => pruneFatObject(bytes, ctx, where),
-  compress: refuse("fat objects", "compressing"),
+  // clang-offload-bundler -type=o -compress writes the same object as without -compress (observed with 19).
+  compress: (bytes, ctx, where) => {
+    ctx.notes.push(`${placeText(ctx.name, where)}: a fat object's sections stay uncompressed (clang-offload-bundler -type=o ignores -compress)`);
+    return bytes;
+  },
   decompress: (bytes) => bytes,
 };
 

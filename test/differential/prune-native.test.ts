@@ -211,6 +211,9 @@ describe.skipIf(!available)("prune vs clang-offload-bundler 19", () => {
       const parts = unbundleNative(d, "o", "fat.o", kept);
       const want = bundleNative(d, "o", kept, parts, "want.o");
       expect(Buffer.from(result.output).equals(want)).toBe(true);
+      // -type=o ignores -compress; so does compress.
+      expect(bundleNative(d, "o", targets, inputs, "fatc.o", ["-compress"]).equals(original)).toBe(true);
+      expect(transformWith(original, { codecs }, "compress").changed).toBe(false);
     },
   );
 

@@ -150,6 +150,14 @@ describe("other containers", () => {
     const result = pruneWith(fat, { keep: ["gfx90a"], codecs, name: "fat.o" });
     expect(result.container).toBe("fat object");
     expect(objectBundleEntries(bytesSource(result.output))!.map((e) => e.id)).toEqual(["hip-amdgcn-amd-amdhsa--gfx90a", "host-x86_64-pc-linux-gnu-"]);
+    expect(pruneWith(fat, { drop: ["gfx942"], codecs }).output).toBe(fat);
+  });
+
+  it("compress leaves fat objects as -type=o -compress does, and says so", async () => {
+    const fat = new Uint8Array(readFileSync(`${FIXTURES}hosts/fat.o`));
+    const result = await compress(fat, { codecs, name: "fat.o" });
+    expect(result.changed).toBe(false);
+    expect(result.notes).toEqual(["fat.o: a fat object's sections stay uncompressed (clang-offload-bundler -type=o ignores -compress)"]);
   });
 
   it("offload binaries: images dropped, in raw files and in .llvm.offloading", () => {
