@@ -78,6 +78,14 @@ describe("offload-kit prune", () => {
     expect(run.stderr).toContain("is the input itself (use --in-place to replace it)");
   });
 
+  it("-o - writes the output to stdout and the report to stderr", () => {
+    const dir = workdir();
+    const r = spawnSync(process.execPath, [BIN, "prune", "--keep=gfx1100", "lib.bundle", "-o", "-"], { cwd: dir, timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(new Uint8Array(r.stdout)).toEqual(writeBinaryBundle([ENTRIES[0], ENTRIES[3]], 4096));
+    expect(r.stderr.toString()).toContain("lib.bundle: bundle, ");
+  });
+
   it("--in-place replaces each input, keeping its mode", () => {
     const dir = workdir();
     chmodSync(join(dir, "lib.bundle"), 0o750);

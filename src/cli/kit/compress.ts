@@ -11,7 +11,7 @@ import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, reportStream, levelOption, sizeLine } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
   return { overview, options: [FILES_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
@@ -32,19 +32,20 @@ export async function runTransform(operation: "compress" | "decompress", values:
   if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
   const json = flagValue(values, "json");
   const dryRun = destination.kind === "dry-run";
+  const report = reportStream(destination, io);
   const codecs = await loadNodeCodecs();
   return runGuarded(io, name, () => {
     const edits = editFiles(files, destination, codecs, (source, input) => planTransform(source, { version, level, codecs, name: input }, operation));
     if (json) {
-      io.stdout(`${JSON.stringify({ operation, dryRun, files: edits.map(editJson) }, null, 2)}\n`);
+      report(`${JSON.stringify({ operation, dryRun, files: edits.map(editJson) }, null, 2)}\n`);
     } else {
       for (const e of edits) {
         if (e.error !== undefined) {
           printError(io, name, e.error.message);
           continue;
         }
-        io.stdout(sizeLine(e, dryRun));
-        for (const note of e.planned!.notes) io.stdout(`  note: ${note}\n`);
+        report(sizeLine(e, dryRun));
+        for (const note of e.planned!.notes) report(`  note: ${note}\n`);
       }
     }
     return edits.some((e) => e.error !== undefined) ? 1 : 0;

@@ -2,6 +2,7 @@
 import type { OptionSpec, OptionValue } from "../args.js";
 import { flagValue, parseLlvmInt, stringValue } from "../args.js";
 import type { Destination, FileEdit } from "../../prune/node.js";
+import type { CliIO } from "../io.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { KIT_CATEGORY as category } from "./common.js";
 
@@ -64,4 +65,9 @@ export function levelOption(values: Record<string, OptionValue>): number | undef
   const text = stringValue(values, "level");
   if (text === "") return undefined;
   return parseLlvmInt(text) ?? null;
+}
+
+/** Where the report goes: stdout, unless the output itself does (`-o -`), then stderr. */
+export function reportStream(destination: Destination, io: CliIO): (text: string) => void {
+  return destination.kind === "output" && destination.path === "-" ? (text) => io.stderr(text) : (text) => io.stdout(text);
 }

@@ -14,7 +14,7 @@ import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, reportStream, levelOption, sizeLine } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
 function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PlannedPrune>[]): string[] {
@@ -56,6 +56,7 @@ export const prune: Subcommand = {
     if (typeof destination === "string") return usageError(io, name, destination);
     const json = flagValue(values, "json");
     const dryRun = destination.kind === "dry-run";
+    const report = reportStream(destination, io);
     const level = levelOption(values);
     if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
     const codecs = await loadNodeCodecs();
@@ -74,7 +75,7 @@ export const prune: Subcommand = {
       });
       for (const warning of warnings) printWarning(io, name, warning);
       if (json) {
-        io.stdout(`${JSON.stringify({
+        report(`${JSON.stringify({
           selection: { mode: selection.mode, gpus: selection.gpus.map((g) => g.text) },
           dryRun,
           files: edits.map((e) => ({
@@ -91,9 +92,9 @@ export const prune: Subcommand = {
             printError(io, name, e.error.message);
             continue;
           }
-          io.stdout(sizeLine(e, dryRun));
-          io.stdout(entryLines(e.planned!, dryRun));
-          for (const note of e.planned!.notes) io.stdout(`  note: ${note}\n`);
+          report(sizeLine(e, dryRun));
+          report(entryLines(e.planned!, dryRun));
+          for (const note of e.planned!.notes) report(`  note: ${note}\n`);
         }
       }
       return edits.some((e) => e.error !== undefined) ? 1 : 0;
