@@ -114,12 +114,12 @@ const archive: Container = {
 const linkedElf: Container = {
   name: "linked ELF",
   matches: isLinkedElf,
-  planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx.name, where),
-  planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx.name, where),
-  planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx.name, where),
-  prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx.name, where),
-  compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx.name, where),
-  decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx.name, where),
+  planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx, where),
+  planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx, where),
+  planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx, where),
+  prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx, where),
+  compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx, where),
 };
 
 /** Every container, in the order they are tried. */

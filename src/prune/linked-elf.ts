@@ -14,7 +14,9 @@
 import { OffloadKitError } from "../engine/errors.js";
 import { isElf } from "../formats/elf.js";
 import type { ByteSource } from "../engine/source.js";
+import type { CompressContext } from "./containers.js";
 import { placeText } from "./outcome.js";
+import type { PruneContext } from "./outcome.js";
 import type { OutputPlan } from "./plan.js";
 
 const ET_EXEC = 2;
@@ -39,14 +41,21 @@ function notYet(name: string, where: string): never {
 export type LinkedElfOperation = "prune" | "compress" | "decompress";
 
 /**
+ * What the editor is given: for prune, the PruneContext (selection, allowEmpty, codecs; record each entry's
+ * fate with `selectEntries` from ./outcome.ts, which also applies the empty-bundle rule); for compress and
+ * decompress, the CompressContext (version, level, codecs).
+ */
+export type LinkedElfContext = (PruneContext | CompressContext) & { readonly name: string; readonly notes: string[] };
+
+/**
  * The edit of a linked ELF file, planned from the source (only its first bytes have been read): the hook
  * the ELF editor fills in. Until then it refuses, before anything else is read.
  */
-export function planLinkedElf(_operation: LinkedElfOperation, _source: ByteSource, name: string, where: string): OutputPlan {
-  return notYet(name, where);
+export function planLinkedElf(_operation: LinkedElfOperation, _source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan {
+  return notYet(ctx.name, where);
 }
 
 /** The same over bytes already in memory (archive members, callers holding the file). */
-export function editLinkedElf(_operation: LinkedElfOperation, _bytes: Uint8Array, name: string, where: string): Uint8Array {
-  return notYet(name, where);
+export function editLinkedElf(_operation: LinkedElfOperation, _bytes: Uint8Array, ctx: LinkedElfContext, where: string): Uint8Array {
+  return notYet(ctx.name, where);
 }
