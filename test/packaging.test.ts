@@ -65,7 +65,7 @@ describe("package", () => {
   });
 
   it("keeps node:* out of the browser entry points' import graphs", () => {
-    for (const entry of ["src/index.ts", "src/formats/bundle.ts", "src/formats/text-bundle.ts", "src/formats/offload-binary.ts", "src/target-id/index.ts", "src/engine/select.ts", "src/wrapper/index.ts", "src/browser/index.ts", "src/browser/worker-entry.ts", "src/inspector/main.ts"]) {
+    for (const entry of ["src/index.ts", "src/formats/bundle.ts", "src/formats/text-bundle.ts", "src/formats/offload-binary.ts", "src/target-id/index.ts", "src/prune/index.ts", "src/engine/select.ts", "src/wrapper/index.ts", "src/browser/index.ts", "src/browser/worker-entry.ts", "src/inspector/main.ts"]) {
       const graph = importGraph(join(root, entry));
       expect(graph.size).toBeGreaterThan(0);
       for (const [file, specifiers] of graph) {

@@ -71,8 +71,11 @@ export function checkVersionLimits(version: CcobVersion, uncompressedSize: numbe
   if (version === 2 && uncompressedSize > 0xffff_ffff) throw new OffloadKitError("CCOB_V2_LIMIT", "Uncompressed size exceeds version 2 limit");
 }
 
-/** CompressedOffloadBundle::compress over an in-memory bundle. */
-export function compressBundleBytes(bundle: Uint8Array, codecs: Codecs, settings: CompressionSettings): CompressionResult {
+/**
+ * CompressedOffloadBundle::compress over an in-memory bundle. `frameSize` cuts zstd streams into frames of
+ * that many input bytes (default ZSTD_FRAME_CHUNK; Infinity writes one frame, as LLVM does at any size).
+ */
+export function compressBundleBytes(bundle: Uint8Array, codecs: Codecs, settings: CompressionSettings, frameSize = ZSTD_FRAME_CHUNK): CompressionResult {
   checkVersionLimits(settings.version, bundle.length);
   let t = now();
   const hasher = codecs.md5();
@@ -81,11 +84,11 @@ export function compressBundleBytes(bundle: Uint8Array, codecs: Codecs, settings
   const hashSeconds = now() - t;
   t = now();
   const frames: Uint8Array[] = [];
-  if (settings.method === CompressionMethod.Zlib || bundle.length <= ZSTD_FRAME_CHUNK) {
+  if (settings.method === CompressionMethod.Zlib || bundle.length <= frameSize) {
     frames.push(compressChunk(codecs, settings, bundle));
   } else {
-    for (let at = 0; at < bundle.length; at += ZSTD_FRAME_CHUNK) {
-      frames.push(compressChunk(codecs, settings, bundle.subarray(at, Math.min(bundle.length, at + ZSTD_FRAME_CHUNK))));
+    for (let at = 0; at < bundle.length; at += frameSize) {
+      frames.push(compressChunk(codecs, settings, bundle.subarray(at, Math.min(bundle.length, at + frameSize))));
     }
   }
   const compressSeconds = now() - t;

@@ -9,19 +9,22 @@ import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
 import { EXIT_USAGE, VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
+import { compress } from "./kit/compress.js";
+import { decompress } from "./kit/decompress.js";
 import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
+import { prune } from "./kit/prune.js";
 import { serve } from "./kit/serve.js";
 import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`);
   return (
-    "offload-kit: inspect, check and extract LLVM offloading files\n\n" +
+    "offload-kit: inspect, check, extract and prune LLVM offloading files\n\n" +
     "USAGE: offload-kit <command> [options] FILE...\n\nCOMMANDS:\n" +
     `${lines.join("\n")}\n  ${"version".padEnd(width)}Print the version.\n\n` +
     "Run 'offload-kit <command> --help' for a command's options.\n\n" +

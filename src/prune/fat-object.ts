@@ -1,0 +1,39 @@
+/**
+ * ELF fat objects: a host object with one `__CLANG_OFFLOAD_BUNDLE__<id>` section per entry (what
+ * `clang-offload-bundler -type=o` writes; src/bundler/object-bundle.ts). Pruned, the object is what that
+ * bundler writes when given the host object (the fat object without its bundle sections, as `-unbundle`
+ * hands it out) and the kept entries in their original order: the bundle sections are taken off and the
+ * kept ones added back, by the same in-process llvm-objcopy (src/objcopy/).
+ *
+ * An object whose bundle sections include no host entry (one 0x00 byte) was not written by the bundler,
+ * which always has one; there the dropped sections are just removed (`llvm-objcopy --remove-section`).
+ */
+import { bytesSource } from "../engine/source.js";
+import { bundleObject, hostObject, isObjectHostEntry, objectBundleEntries } from "../bundler/object-bundle.js";
+import { ELF_BUNDLE_SECTION_PREFIX } from "../formats/elf.js";
+import { removeSections } from "../objcopy/index.js";
+import { selectEntries } from "./outcome.js";
+import type { PruneContext } from "./outcome.js";
+
+/** Does this ELF file hold bundle sections? */
+export function isFatObject(bytes: Uint8Array): boolean {
+  try {
+    const entries = objectBundleEntries(bytesSource(bytes));
+    return entries !== undefined && entries.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export function pruneFatObject(bytes: Uint8Array, ctx: PruneContext, where = ""): Uint8Array {
+  const source = bytesSource(bytes);
+  const entries = objectBundleEntries(source) ?? [];
+  const kept = selectEntries(entries, ctx, where);
+  if (kept.length === entries.length) return bytes;
+  const hostIndex = kept.findIndex((entry) => isObjectHostEntry(source, entry));
+  if (hostIndex < 0) {
+    const dropped = new Set(entries.filter((e) => !kept.includes(e)).map((e) => ELF_BUNDLE_SECTION_PREFIX + e.id));
+    return removeSections(bytes, (name) => dropped.has(name));
+  }
+  return bundleObject(hostObject(bytes), kept.map((e) => e.id), hostIndex, (i) => bytes.subarray(kept[i].offset, kept[i].offset + kept[i].size));
+}

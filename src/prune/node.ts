@@ -1,0 +1,233 @@
+/**
+ * Files for `offload-kit prune`, `compress` and `decompress` (the only file of src/prune/ that uses node:*):
+ * where each output goes (`-o OUT` for one input, `--out-dir=DIR` for `DIR/<file name>`, `--in-place`),
+ * and writing them all or none. Every output goes to a temporary file beside its destination and is
+ * renamed over it only when every input has been edited (src/node/output.ts `withOutputs`), so a failure
+ * leaves every input and destination byte-identical. Outputs take the input's permission bits (an
+ * executable library stays executable; `--in-place` keeps the file's mode). Plans (./plan.ts) are written
+ * by copying input ranges through the engine window and compressing on worker threads, so a plain bundle
+ * file is never held whole. `--dry-run` plans every edit and writes nothing (a compress dry run compresses
+ * in memory to know the size).
+ */
+import { chmodSync, closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import type { Codecs } from "../compress/codecs.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { engine } from "../engine/select.js";
+import type { ByteSource } from "../engine/source.js";
+import { CompressingWriter } from "../node/compress.js";
+import { copyRange } from "../node/copy.js";
+import { fileError } from "../node/errors.js";
+import { withOutputs } from "../node/output.js";
+import type { OutputFile } from "../node/output.js";
+import type { PlannedEdit } from "./index.js";
+import { materialize } from "./plan.js";
+import type { OutputPlan } from "./plan.js";
+
+export type Destination =
+  | { readonly kind: "output"; readonly path: string }
+  | { readonly kind: "out-dir"; readonly dir: string }
+  | { readonly kind: "in-place" }
+  | { readonly kind: "dry-run" };
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Where each input's output goes; errors (two inputs for -o, a missing folder, a clash) before anything is read. */
+export function destinations(inputs: readonly string[], destination: Destination): (string | undefined)[] {
+  switch (destination.kind) {
+    case "dry-run":
+      return inputs.map(() => undefined);
+    case "in-place": {
+      const seen = new Set<string>();
+      for (const input of inputs) {
+        const key = resolve(input);
+        if (seen.has(key)) throw new OffloadKitError("OUTPUT_CLASH", `'${input}' is given twice; --in-place would replace it twice`, { field: "--in-place" });
+        seen.add(key);
+      }
+      return [...inputs];
+    }
+    case "output":
+      if (inputs.length !== 1) {
+        throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${inputs.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
+      }
+      if (sameFile(destination.path, inputs[0])) {
+        throw new OffloadKitError("OUTPUT_IS_INPUT", `'${destination.path}' is the input itself (use --in-place to replace it)`, { field: "-o" });
+      }
+      return [destination.path];
+    case "out-dir": {
+      let stat;
+      try {
+        stat = statSync(destination.dir);
+      } catch (e) {
+        throw fileError(destination.dir, e);
+      }
+      if (!stat.isDirectory()) throw new OffloadKitError("ENOTDIR", `'${destination.dir}': not a directory`, { field: "--out-dir" });
+      const outputs = inputs.map((input) => join(destination.dir, basename(input)));
+      const seen = new Map<string, string>();
+      outputs.forEach((output, i) => {
+        const key = resolve(output);
+        const other = seen.get(key);
+        if (other !== undefined) {
+          throw new OffloadKitError("OUTPUT_CLASH", `'${other}' and '${inputs[i]}' would both be written to '${output}'`, { field: "--out-dir" });
+        }
+        if (key === resolve(inputs[i]) || sameFile(output, inputs[i])) {
+          throw new OffloadKitError("OUTPUT_IS_INPUT", `'${output}' is the input itself (use --in-place to replace it)`, { field: "--out-dir" });
+        }
+        seen.set(key, inputs[i]);
+      });
+      return outputs;
+    }
+  }
+}
+
+/**
+ * An input file as a ByteSource, read with pread. Not src/node/file-source.ts's FileSource: that one records
+ * every input so that no output is renamed over one, and `--in-place` renames its output over its input
+ * on purpose (destinations() refuses the accidental cases instead).
+ */
+class InputFile implements ByteSource {
+  private constructor(readonly path: string, private readonly fd: number, readonly size: number, readonly mode: number) {}
+
+  static open(path: string): InputFile {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch (e) {
+      throw fileError(path, e);
+    }
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      closeSync(fd);
+      throw new OffloadKitError("NOT_A_FILE", `'${path}': not a regular file`);
+    }
+    return new InputFile(path, fd, stat.size, stat.mode & 0o7777);
+  }
+
+  read(dest: Uint8Array, position: number): number {
+    if (dest.length === 0) return 0;
+    try {
+      return readSync(this.fd, dest, 0, dest.length, position);
+    } catch (e) {
+      throw fileError(this.path, e);
+    }
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+function withName(path: string, e: unknown): unknown {
+  return e instanceof OffloadKitError && !e.message.startsWith(path) ? new OffloadKitError(e.code, `${path}: ${e.message}`, { offset: e.offset, field: e.field, cause: e }) : e;
+}
+
+export interface FileEdit<P extends PlannedEdit> {
+  readonly input: string;
+  /** undefined for --dry-run. */
+  readonly output: string | undefined;
+  readonly planned?: P;
+  /** Bytes of the output (written, or that would be written). */
+  readonly outputSize?: number;
+  /** Set only in dry runs, where every file is tried; a real run stops at the first failure. */
+  readonly error?: OffloadKitError;
+}
+
+/** Writes a plan into `out`, copying input ranges through the engine window and compressing on worker threads. */
+function writePlan(plan: OutputPlan, source: ByteSource, out: OutputFile): void {
+  if (plan.compress !== undefined) {
+    const writer = new CompressingWriter(out, plan.compress, plan.size);
+    try {
+      for (const piece of plan.pieces) {
+        if ("bytes" in piece) writer.write(piece.bytes);
+        else if ("zeros" in piece) writer.writeZeros(piece.zeros);
+        else writer.copyFrom(source, piece.offset, piece.size);
+      }
+      writer.finish();
+    } catch (e) {
+      writer.abort();
+      throw e;
+    }
+    return;
+  }
+  for (const piece of plan.pieces) {
+    if ("bytes" in piece) out.write(piece.bytes);
+    else if ("zeros" in piece) out.writeZeros(piece.zeros);
+    else copyRange(engine(), source, piece.offset, piece.size, out);
+  }
+}
+
+/**
+ * Plans every input's edit with `plan` and writes the outputs all or none. In a dry run every input is
+ * tried and failures are reported per file; otherwise the first failure throws and nothing is written.
+ */
+export function editFiles<P extends PlannedEdit>(
+  inputs: readonly string[],
+  destination: Destination,
+  codecs: Codecs,
+  plan: (source: ByteSource, name: string) => P,
+  /** Runs after every input is edited and before anything is renamed into place; throwing discards every output. */
+  check?: (edits: readonly FileEdit<P>[]) => void,
+): FileEdit<P>[] {
+  const outputs = destinations(inputs, destination);
+  if (destination.kind === "dry-run") {
+    const edits = inputs.map((input): FileEdit<P> => {
+      let source: InputFile | undefined;
+      try {
+        source = InputFile.open(input);
+        const planned = plan(source, input);
+        const p = planned.plan;
+        const outputSize = p === undefined ? source.size : p.compress === undefined ? p.size : materialize(p, source, codecs).length;
+        return { input, output: undefined, planned, outputSize };
+      } catch (e) {
+        const error = withName(input, e);
+        if (error instanceof OffloadKitError) return { input, output: undefined, error };
+        throw error;
+      } finally {
+        source?.close();
+      }
+    });
+    check?.(edits.filter((e) => e.error === undefined));
+    return edits;
+  }
+  return withOutputs((open) => {
+    const edits = inputs.map((input, i): FileEdit<P> => {
+      const output = outputs[i]!;
+      const source = InputFile.open(input);
+      try {
+        let planned: P;
+        try {
+          planned = plan(source, input);
+        } catch (e) {
+          throw withName(input, e);
+        }
+        // In place and unchanged: nothing to write, the file is already the output.
+        if (destination.kind === "in-place" && planned.plan === undefined) return { input, output, planned, outputSize: source.size };
+        const file = open(output);
+        if (planned.plan === undefined) copyRange(engine(), source, 0, source.size, file);
+        else writePlan(planned.plan, source, file);
+        const outputSize = file.position;
+        file.close();
+        if (file.tempPath !== undefined) {
+          try {
+            chmodSync(file.tempPath, source.mode);
+          } catch (e) {
+            throw fileError(output, e);
+          }
+        }
+        return { input, output, planned, outputSize };
+      } finally {
+        source.close();
+      }
+    });
+    check?.(edits);
+    return edits;
+  });
+}
