@@ -152,16 +152,19 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const spare = phdrs.findIndex((p) => p.type === PT_NULL);
   const moveTable = hasTail && spare < 0;
   const tableCount = phdrs.length + (moveTable ? 1 : 0);
-  const tableOffset = alignTo(keptEnd, 8);
-  const part1End = moveTable ? tableOffset + tableCount * PHDR_SIZE : keptEnd;
-  let shift = Math.floor(fatbinEnd / page) * page - alignTo(part1End, page);
+  // A moved table opens part two, just below what follows .hip_fatbin: binutils (strip, objcopy)
+  // rebuild a layout only where program headers sit at the start of a segment, never in the middle.
+  const tailStart = moveTable ? Math.floor((fatbinEnd - tableCount * PHDR_SIZE) / 8) * 8 : fatbinEnd;
+  const tableOffset = tailStart;
+  let shift = Math.floor(tailStart / page) * page - alignTo(keptEnd, page);
   if (hasTail && seg.memsz !== seg.filesz) {
     // A split that would have to give part one a .bss: not a layout linkers make for .hip_fatbin's segment.
     shift = 0;
   }
-  if (shift < 0) shift = 0;
+  if (shift < 0 || tailStart < keptEnd) shift = 0;
   const split = shift > 0 && hasTail;
   const phdrTableMoved = split && moveTable;
+  const part1End = keptEnd;
 
   // 3. Program headers.
   const delta = seg.vaddr - seg.offset;
@@ -174,11 +177,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     if (split) {
       const tail: ProgramHeader = {
         ...seg,
-        offset: fatbinEnd - shift,
-        vaddr: fatbinEnd + delta,
-        paddr: seg.paddr + (fatbinEnd - seg.offset),
-        filesz: segFileEnd - fatbinEnd,
-        memsz: seg.memsz - (fatbinEnd - seg.offset),
+        offset: tailStart - shift,
+        vaddr: tailStart + delta,
+        paddr: seg.paddr + (tailStart - seg.offset),
+        filesz: segFileEnd - tailStart,
+        memsz: seg.memsz - (tailStart - seg.offset),
       };
       first.filesz = part1End - seg.offset;
       first.memsz = first.filesz;
@@ -190,7 +193,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       if (phdrTableMoved) {
         for (const p of outPhdrs) {
           if (p.type === PT_PHDR) {
-            p.offset = tableOffset;
+            p.offset = tableOffset - shift;
             p.vaddr = tableOffset + delta;
             p.paddr = tableOffset + (seg.paddr - seg.offset);
             p.filesz = p.memsz = tableCount * PHDR_SIZE;
@@ -241,7 +244,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
   if (phdrTableMoved) {
-    setU64(ehView, 32, tableOffset);
+    setU64(ehView, 32, tableOffset - shift);
     ehView.setUint16(56, tableCount, true);
   }
   patches.push({ at: 0, bytes: ehdr });
@@ -268,9 +271,9 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     out = at + contents[i].size;
   });
   if (phdrTableMoved) {
-    pieces.push({ kind: "zeros", length: tableOffset - out });
+    pieces.push({ kind: "zeros", length: tableOffset - shift - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
-    out = tableOffset + phdrBytes.length;
+    out = tableOffset - shift + phdrBytes.length;
   }
   pieces.push({ kind: "zeros", length: fatbinEnd - shift - out });
   pieces.push({ kind: "copy", source: input, from: fatbinEnd, length: input.size - fatbinEnd, patched: true });
