@@ -22,7 +22,7 @@
  * place), or nothing at all in a non-PIE executable (absolute address in place). Each is a
  * `PointerSite` here: the file bytes to rewrite when the bundle moves.
  */
-import { readBinaryBundle } from "../formats/bundle.js";
+import { BUNDLE_MAGIC_BYTES, readBinaryBundle } from "../formats/bundle.js";
 import { isCompressedBundle, parseCcobHeader } from "../formats/ccob.js";
 import { readExact, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
@@ -89,6 +89,10 @@ export interface HipFatbinLayout {
 
 function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function startsWithMagic(head: Uint8Array): boolean {
+  return head.length >= BUNDLE_MAGIC_BYTES.length && BUNDLE_MAGIC_BYTES.every((b, i) => head[i] === b);
 }
 
 function findSection(elf: LinkedElf, name: string): SectionHeader | undefined {
@@ -264,12 +268,30 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
       const header = parseCcobHeader(head, fileOffset);
       size = header.rawTotalSize ?? limit;
     } else {
-      const read = readBinaryBundle(span);
+      const where = `the fat binary at ${hex(address)} (file offset ${hex(fileOffset)})`;
+      const truncated = (code: string | undefined): boolean => code === "BUNDLE_PAYLOAD_OUT_OF_BOUNDS" || (code?.endsWith("_TRUNCATED") ?? false);
+      let read: ReturnType<typeof readBinaryBundle>;
+      try {
+        read = readBinaryBundle(span);
+      } catch (e) {
+        // A header that goes wrong after a good entry: the bundle is cut short by its section or the next bundle.
+        const inner = e as { code?: string; offset?: number; message: string };
+        throw elfEditError(
+          truncated(inner.code) ? "HIP_FATBIN_TRUNCATED" : "BAD_HIP_FATBIN",
+          `${where} runs past the ${limit} bytes before ${index + 1 < starts.length ? "the next one" : "the end of .hip_fatbin"}: ${inner.message}`,
+          fileOffset + (inner.offset ?? 0),
+          ".hip_fatbin",
+        );
+      }
       if (read.kind === "none") {
+        const problem = read.problem;
+        if (problem !== undefined && truncated(problem.code) && startsWithMagic(head)) {
+          throw elfEditError("HIP_FATBIN_TRUNCATED", `${where} runs past the ${limit} bytes it has: ${problem.message}`, fileOffset + problem.offset, ".hip_fatbin");
+        }
         throw elfEditError(
           "WRAPPER_TARGET_NOT_A_BUNDLE",
           `__hip_fatbin_wrapper ${owner} points to ${hex(address)} (file offset ${hex(fileOffset)}), where no offload bundle or CCOB starts` +
-            (read.problem ? `: ${read.problem.message}` : ""),
+            (problem ? `: ${problem.message}` : ""),
           fileOffset,
           "binary",
         );
