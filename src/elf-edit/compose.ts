@@ -39,12 +39,21 @@ export function concatSources(parts: readonly ByteSource[]): ByteSource {
  * every entry is kept (nothing to change).
  */
 export function keepBundleEntries(bundle: ByteSource, keep: (id: string) => boolean, align = 4096): ByteSource | undefined {
+  const entries = bundleEntries(bundle);
+  return entries.every((e) => keep(e.id)) ? undefined : rebundleEntries(bundle, keep, align);
+}
+
+function bundleEntries(bundle: ByteSource) {
   const read = readBinaryBundle(bundle);
   if (read.kind === "none") {
     throw new OffloadKitError("NOT_A_BUNDLE", read.problem?.message ?? "not a binary offload bundle", { offset: read.problem?.offset });
   }
-  const kept = read.bundle.entries.filter((e) => keep(e.id));
-  if (kept.length === read.bundle.entries.length) return undefined;
+  return read.bundle.entries;
+}
+
+/** Like keepBundleEntries, but always builds the new bundle (also when every entry is kept, e.g. to change `align`). */
+export function rebundleEntries(bundle: ByteSource, keep: (id: string) => boolean, align = 4096): ByteSource {
+  const kept = bundleEntries(bundle).filter((e) => keep(e.id));
   const layout = layoutBinaryBundle(kept, align);
   const parts: ByteSource[] = [bytesSource(layout.header)];
   let at = layout.header.length;

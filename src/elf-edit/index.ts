@@ -8,4 +8,4 @@ export { HIP_FATBIN_SECTION, HIP_FATBIN_SEGMENT_SECTION, readHipFatbinLayout } f
 export type { FatbinBundle, HipFatbinLayout, PointerSite } from "./hip-fatbin.js";
 export { planHipFatbinRewrite, planHipFatbinRewriteOf, rewriteHipFatbin, writeRewrite } from "./rewrite.js";
 export type { BundleMove, ByteSink, PlanPiece, RewriteOptions, RewritePlan } from "./rewrite.js";
-export { concatSources, keepBundleEntries } from "./compose.js";
+export { concatSources, keepBundleEntries, rebundleEntries } from "./compose.js";

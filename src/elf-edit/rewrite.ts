@@ -68,6 +68,8 @@ export interface RewritePlan {
   /** Whether the segment holding .hip_fatbin was split (and the program header table moved). */
   readonly split: boolean;
   readonly phdrTableMoved: boolean;
+  /** Whether .hip_fatbin moved to a new PT_LOAD at the end of the file (the new bundles did not fit). */
+  readonly relocated: boolean;
   /** Where the input's .hip_fatbin sat in the file, and its new size. */
   readonly fatbin: { readonly offset: number; readonly oldSize: number; readonly newSize: number };
 }
@@ -102,36 +104,22 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const { elf, fatbin, align } = layout;
   const input = elf.source;
 
-  // 1. The packed bundles, from the section's start.
-  const moves: BundleMove[] = [];
+  // 1. The packed bundles, offsets from the start of the new .hip_fatbin.
   const contents: ByteSource[] = [];
+  const relative: number[] = [];
   let cursor = 0;
   for (const bundle of layout.bundles) {
     const replacement = options.bundles?.(bundle);
     if (replacement !== undefined) checkReplacement(bundle, replacement);
     const content = replacement ?? bundle.source;
     cursor = alignTo(cursor, align);
-    moves.push({
-      index: bundle.index,
-      oldAddress: bundle.address,
-      newAddress: fatbin.addr + cursor,
-      oldSize: bundle.size,
-      newSize: content.size,
-      replaced: replacement !== undefined,
-    });
-    contents.push(content);
+    relative.push(cursor);
+    contents.push(replacement ?? content);
     cursor += content.size;
   }
   const newFatbinSize = cursor;
-  if (newFatbinSize > fatbin.size) {
-    throw elfEditError(
-      "HIP_FATBIN_GROWS",
-      `the new fat binaries need ${newFatbinSize} bytes, more than the ${fatbin.size} of .hip_fatbin at file offset ${hex(fatbin.offset)}; ` +
-        "moving .hip_fatbin to a new PT_LOAD is not supported",
-      fatbin.offset,
-      ".hip_fatbin",
-    );
-  }
+  // Bundles that no longer fit go to a new PT_LOAD at the end of the file, the old section's pages freed.
+  const relocate = newFatbinSize > fatbin.size;
 
   // 2. The segment holding .hip_fatbin and where its tail can move to.
   const phdrs = elf.programHeaders;
@@ -140,7 +128,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const seg = phdrs[segIndex];
   const page = Math.max(seg.align, 1);
   const fatbinEnd = fatbin.offset + fatbin.size;
-  const keptEnd = fatbin.offset + newFatbinSize;
+  const keptEnd = relocate ? fatbin.offset : fatbin.offset + newFatbinSize;
   const segFileEnd = seg.offset + seg.filesz;
   const hasTail = segFileEnd > fatbinEnd || seg.memsz > seg.filesz;
   for (const [i, p] of phdrs.entries()) {
@@ -149,31 +137,49 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       throw elfEditError("SEGMENT_SPANS_GAP", `program header ${i} (type ${p.type}, file offset ${hex(p.offset)}) overlaps .hip_fatbin`, elf.phoff + i * PHDR_SIZE);
     }
   }
-  const spare = phdrs.findIndex((p) => p.type === PT_NULL);
-  const moveTable = hasTail && spare < 0;
-  const tableCount = phdrs.length + (moveTable ? 1 : 0);
-  // A moved table opens part two, just below what follows .hip_fatbin: binutils (strip, objcopy)
-  // rebuild a layout only where program headers sit at the start of a segment, never in the middle.
-  const tailStart = moveTable ? Math.floor((fatbinEnd - tableCount * PHDR_SIZE) / 8) * 8 : fatbinEnd;
-  const tableOffset = tailStart;
+  const spare = relocate ? -1 : phdrs.findIndex((p) => p.type === PT_NULL);
+  // In place, a moved table opens part two, just below what follows .hip_fatbin (binutils and the
+  // kernel look for program headers at the start of a segment); relocated, it opens the new segment.
+  const tableInTail = !relocate && hasTail && spare < 0;
+  const tailStart = tableInTail ? Math.floor((fatbinEnd - (phdrs.length + 1) * PHDR_SIZE) / 8) * 8 : fatbinEnd;
   let shift = Math.floor(tailStart / page) * page - alignTo(keptEnd, page);
-  if (hasTail && seg.memsz !== seg.filesz) {
-    // A split that would have to give part one a .bss: not a layout linkers make for .hip_fatbin's segment.
-    shift = 0;
-  }
+  // A split that would have to give part one a .bss is not a layout linkers make for this segment;
+  // a relocated section that filled its whole segment leaves it mapping zeros rather than none.
+  if (hasTail && seg.memsz !== seg.filesz) shift = 0;
+  if (relocate && keptEnd === seg.offset && !hasTail) shift = 0;
   if (shift < 0 || tailStart < keptEnd) shift = 0;
   const split = shift > 0 && hasTail;
-  const phdrTableMoved = split && moveTable;
-  const part1End = keptEnd;
+  const part1Empty = split && keptEnd === seg.offset;
+  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && tableInTail ? 1 : 0);
+  const phdrTableMoved = relocate || (split && tableInTail);
+  const tableOffset = tailStart;
+
+  // The new segment (relocate): past the last byte of the file and the last mapped address.
+  const tableSize = tableCount * PHDR_SIZE;
+  const newSegOffset = alignTo(input.size - shift, page);
+  let lastAddress = 0;
+  for (const p of phdrs) if (p.type === PT_LOAD) lastAddress = Math.max(lastAddress, p.vaddr + p.memsz);
+  const newSegAddress = alignTo(lastAddress, page);
+  const newFatbinStart = alignTo(tableSize, align);
+  const fatbinAddress = relocate ? newSegAddress + newFatbinStart : fatbin.addr;
+  const fatbinOffset = relocate ? newSegOffset + newFatbinStart : fatbin.offset;
+  const moves: BundleMove[] = layout.bundles.map((bundle, i) => ({
+    index: bundle.index,
+    oldAddress: bundle.address,
+    newAddress: fatbinAddress + relative[i],
+    oldSize: bundle.size,
+    newSize: contents[i].size,
+    replaced: contents[i] !== bundle.source,
+  }));
 
   // 3. Program headers.
   const delta = seg.vaddr - seg.offset;
   const outPhdrs: ProgramHeader[] = phdrs.map((p) => ({ ...p }));
+  const first = outPhdrs[segIndex];
   if (shift > 0) {
     for (const [i, p] of outPhdrs.entries()) {
       if (i !== segIndex && p.offset >= fatbinEnd && !(p.type === PT_NULL)) p.offset -= shift;
     }
-    const first = outPhdrs[segIndex];
     if (split) {
       const tail: ProgramHeader = {
         ...seg,
@@ -183,27 +189,49 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
         filesz: segFileEnd - tailStart,
         memsz: seg.memsz - (tailStart - seg.offset),
       };
-      first.filesz = part1End - seg.offset;
-      first.memsz = first.filesz;
-      if (spare >= 0) {
-        outPhdrs.splice(spare, 1);
-      }
-      const at = outPhdrs.indexOf(first) + 1;
-      outPhdrs.splice(at, 0, tail);
-      if (phdrTableMoved) {
-        for (const p of outPhdrs) {
-          if (p.type === PT_PHDR) {
-            p.offset = tableOffset - shift;
-            p.vaddr = tableOffset + delta;
-            p.paddr = tableOffset + (seg.paddr - seg.offset);
-            p.filesz = p.memsz = tableCount * PHDR_SIZE;
-          }
-        }
+      if (part1Empty) {
+        Object.assign(first, tail);
+      } else {
+        first.filesz = keptEnd - seg.offset;
+        first.memsz = first.filesz;
+        if (spare >= 0) outPhdrs.splice(spare, 1);
+        outPhdrs.splice(outPhdrs.indexOf(first) + 1, 0, tail);
       }
     } else {
-      first.filesz = part1End - seg.offset;
+      first.filesz = keptEnd - seg.offset;
       first.memsz = seg.memsz === seg.filesz ? first.filesz : seg.memsz;
     }
+  }
+  if (relocate) {
+    let last = -1;
+    outPhdrs.forEach((p, i) => {
+      if (p.type === PT_LOAD) last = i;
+    });
+    outPhdrs.splice(last + 1, 0, {
+      type: PT_LOAD,
+      flags: seg.flags,
+      offset: newSegOffset,
+      vaddr: newSegAddress,
+      paddr: newSegAddress + (seg.paddr - seg.vaddr),
+      filesz: newFatbinStart + newFatbinSize,
+      memsz: newFatbinStart + newFatbinSize,
+      align: page,
+    });
+  }
+  if (phdrTableMoved) {
+    const tableFileOffset = relocate ? newSegOffset : tableOffset - shift;
+    const tableAddress = relocate ? newSegAddress : tableOffset + delta;
+    for (const p of outPhdrs) {
+      if (p.type === PT_PHDR) {
+        p.offset = tableFileOffset;
+        p.vaddr = tableAddress;
+        p.paddr = tableAddress + (relocate ? seg.paddr - seg.vaddr : seg.paddr - seg.offset - delta);
+        p.filesz = p.memsz = tableSize;
+      }
+    }
+  }
+  if (outPhdrs.length !== (phdrTableMoved ? tableCount : phdrs.length)) {
+    throw new OffloadKitError("INTERNAL", `program header count ${outPhdrs.length} does not match the planned ${tableCount}`);
   }
   const phdrBytes = writeProgramHeaders(outPhdrs);
 
@@ -230,12 +258,16 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     patches.push({ at: site.fileOffset, bytes: site.kind === "addend" ? u64Bytes(target - site.base, true) : u64Bytes(target) });
   }
   const outOffset = (offset: number): number => (offset >= fatbinEnd ? offset - shift : offset);
-  if (shift > 0 || newFatbinSize !== fatbin.size) {
+  if (shift > 0 || relocate || newFatbinSize !== fatbin.size) {
     const table = new Uint8Array(readExact(input, elf.shoff, elf.sections.length * SHDR_SIZE));
     const view = new DataView(table.buffer);
     for (const s of elf.sections) {
       const at = s.index * SHDR_SIZE;
-      if (s.index === fatbin.index) setU64(view, at + 32, newFatbinSize);
+      if (s.index === fatbin.index) {
+        setU64(view, at + 16, fatbinAddress);
+        setU64(view, at + 24, fatbinOffset);
+        setU64(view, at + 32, newFatbinSize);
+      }
       else if (s.index !== 0 && s.offset >= fatbinEnd) setU64(view, at + 24, s.offset - shift);
     }
     patches.push({ at: elf.shoff, bytes: table });
@@ -244,11 +276,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
   if (phdrTableMoved) {
-    setU64(ehView, 32, tableOffset - shift);
+    setU64(ehView, 32, relocate ? newSegOffset : tableOffset - shift);
     ehView.setUint16(56, tableCount, true);
   }
   patches.push({ at: 0, bytes: ehdr });
-  if (!phdrTableMoved && shift > 0) patches.push({ at: elf.phoff, bytes: phdrBytes });
+  if (!phdrTableMoved && (shift > 0 || spare >= 0)) patches.push({ at: elf.phoff, bytes: phdrBytes });
   patches.sort((a, b) => a.at - b.at);
   for (let i = 1; i < patches.length; i++) {
     if (patches[i].at < patches[i - 1].at + patches[i - 1].bytes.length) {
@@ -263,30 +295,41 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
 
   // 5. The output, in order.
   const pieces: PlanPiece[] = [{ kind: "copy", source: input, from: 0, length: fatbin.offset, patched: true }];
-  let out = fatbin.offset;
-  moves.forEach((m, i) => {
-    const at = m.newAddress - fatbin.addr + fatbin.offset;
-    if (at > out) pieces.push({ kind: "zeros", length: at - out });
-    pieces.push({ kind: "copy", source: contents[i], from: 0, length: contents[i].size, patched: false });
-    out = at + contents[i].size;
-  });
-  if (phdrTableMoved) {
+  const packBundles = (at: number): number => {
+    let out = at;
+    relative.forEach((offset, i) => {
+      if (at + offset > out) pieces.push({ kind: "zeros", length: at + offset - out });
+      pieces.push({ kind: "copy", source: contents[i], from: 0, length: contents[i].size, patched: false });
+      out = at + offset + contents[i].size;
+    });
+    return out;
+  };
+  let out = relocate ? fatbin.offset : packBundles(fatbin.offset);
+  if (phdrTableMoved && !relocate) {
     pieces.push({ kind: "zeros", length: tableOffset - shift - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
     out = tableOffset - shift + phdrBytes.length;
   }
   pieces.push({ kind: "zeros", length: fatbinEnd - shift - out });
   pieces.push({ kind: "copy", source: input, from: fatbinEnd, length: input.size - fatbinEnd, patched: true });
+  let outputSize = input.size - shift;
+  if (relocate) {
+    pieces.push({ kind: "zeros", length: newSegOffset - outputSize });
+    pieces.push({ kind: "bytes", bytes: phdrBytes });
+    pieces.push({ kind: "zeros", length: newFatbinStart - phdrBytes.length });
+    outputSize = packBundles(fatbinOffset);
+  }
 
   return {
     inputSize: input.size,
-    outputSize: input.size - shift,
+    outputSize,
     pieces,
     patches,
     bundles: moves,
     shift,
     split,
     phdrTableMoved,
+    relocated: relocate,
     fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: newFatbinSize },
   };
 }

@@ -8,9 +8,10 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keepBundleEntries } from "../../src/elf-edit/compose.js";
+import { keepBundleEntries, rebundleEntries } from "../../src/elf-edit/compose.js";
 import { rewriteHipFatbinFile } from "../../src/elf-edit/node.js";
 import type { FatbinBundle } from "../../src/elf-edit/hip-fatbin.js";
+import type { RewritePlan } from "../../src/elf-edit/rewrite.js";
 import { FIXTURES, Workshop, keepEntries, run, standinTools } from "./standin.js";
 
 const available = standinTools();
@@ -62,6 +63,33 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     return shop.link(objects, `${tag}${c.executable ? "" : ".so"}`, c.link);
   }
 
+  /** The output registers `expected`, and every checker sees what it saw in the original. */
+  function verify(original: string, output: string, expected: string, executable: boolean, plan: RewritePlan): void {
+    expect(statSync(output).mode).toBe(statSync(original).mode);
+    expect(shop.registrations(output, executable)).toBe(expected);
+    // Symbols defined at a fat binary (-fgpu-rdc exports __hip_fatbin_<cuid>) follow it; all else is unchanged.
+    const newAddress = new Map(plan.bundles.map((m) => [m.oldAddress, m.newAddress]));
+    const moved = (line: string): string => {
+      const m = /^([0-9a-f]{16}) (.*__hip_fatbin_.*)$/.exec(line);
+      const address = m ? newAddress.get(parseInt(m[1], 16)) : undefined;
+      return address === undefined ? line : `${address.toString(16).padStart(16, "0")} ${m![2]}`;
+    };
+    const nm = (f: string) => run("nm", ["-D", f]).stdout.split("\n");
+    expect(nm(output)).toEqual(nm(original).map(moved));
+    const readelf = (f: string) => run("llvm-readelf-19", ["-a", f]);
+    const r0 = readelf(original);
+    const r1 = readelf(output);
+    expect(r1.status).toBe(r0.status);
+    expect(diagnostics(r1.stderr, output).filter((l) => !diagnostics(r0.stderr, original).includes(l))).toEqual([]);
+    const lint = (f: string) => run("eu-elflint", ["--gnu-ld", f]);
+    expect(diagnostics(lint(output).stdout, output)).toEqual(diagnostics(lint(original).stdout, original));
+    const stripped = `${output}.stripped`;
+    const strip = run("llvm-strip-19", ["-o", stripped, output]);
+    expect(strip.stderr).toBe("");
+    expect(strip.status).toBe(0);
+    expect(shop.registrations(stripped, executable)).toBe(expected);
+  }
+
   it.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", (_name, c, i) => {
     const original = build(c, `case${i}`);
     const before = shop.registrations(original, c.executable);
@@ -71,27 +99,20 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     const output = `${original}.pruned`;
     const plan = rewriteHipFatbinFile(original, output, prune);
     expect(plan.shift).toBeGreaterThan(0);
+    expect(plan.relocated).toBe(false);
     expect(statSync(output).size).toBe(statSync(original).size - plan.shift);
-    expect(statSync(output).mode).toBe(statSync(original).mode);
-    const after = shop.registrations(output, c.executable);
-    expect(after).toBe(keepEntries(before, keep));
-    expect(after).not.toBe(before);
+    const expected = keepEntries(before, keep);
+    expect(expected).not.toBe(before);
+    verify(original, output, expected, c.executable, plan);
 
-    const nm = (f: string) => run("nm", ["-D", f]);
-    if (!c.executable || nm(original).stdout !== "") expect(nm(output).stdout).toBe(nm(original).stdout);
-    const readelf = (f: string) => run("llvm-readelf-19", ["-a", f]);
-    const r0 = readelf(original);
-    const r1 = readelf(output);
-    expect(r1.status).toBe(r0.status);
-    expect(diagnostics(r1.stderr, output).filter((l) => !diagnostics(r0.stderr, original).includes(l))).toEqual([]);
-    const lint = (f: string) => run("eu-elflint", ["--gnu-ld", f]);
-    expect(diagnostics(lint(output).stdout, output)).toEqual(diagnostics(lint(original).stdout, original));
-
-    const stripped = `${output}.stripped`;
-    const strip = run("llvm-strip-19", ["-o", stripped, output]);
-    expect(strip.stderr).toBe("");
-    expect(strip.status).toBe(0);
-    expect(shop.registrations(stripped, c.executable)).toBe(after);
+    // Bundles that grow (every payload now 16 KiB-aligned) move to a new PT_LOAD at the end of the file.
+    const grown = `${original}.grown`;
+    const moved = rewriteHipFatbinFile(original, grown, {
+      bundles: (b) => (b.format === "bundle" ? rebundleEntries(b.source, () => true, 16384) : undefined),
+    });
+    expect(moved.relocated).toBe(true);
+    expect(statSync(grown).size).toBe(moved.outputSize);
+    verify(original, grown, before, c.executable, moved);
   }, 300_000);
 
   it("a rewrite that replaces nothing gives the input back byte for byte", () => {

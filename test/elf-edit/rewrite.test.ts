@@ -12,7 +12,7 @@ import type { FatbinBundle } from "../../src/elf-edit/hip-fatbin.js";
 import { rewriteHipFatbinFile } from "../../src/elf-edit/node.js";
 import { rewriteHipFatbin } from "../../src/elf-edit/rewrite.js";
 import type { RewriteOptions } from "../../src/elf-edit/rewrite.js";
-import { parseBinaryBundle } from "../../src/formats/bundle.js";
+import { parseBinaryBundle, writeBinaryBundle } from "../../src/formats/bundle.js";
 import { BASE, loadedBytes, syntheticExecutable } from "./synthetic.js";
 
 const keep = (id: string): boolean => id.startsWith("host-") || id.endsWith("gfx90a");
@@ -96,10 +96,30 @@ describe("rewriting .hip_fatbin", () => {
     expect(parseBinaryBundle(output.subarray(input.fatbinOffset)).map((e) => e.id)).toHaveLength(2);
   });
 
-  it("refuses replacements that no longer fit, and replacements that are not bundles", () => {
+  it("moves .hip_fatbin to a new PT_LOAD at the end of the file when the new bundles no longer fit", () => {
+    const input = syntheticExecutable([[9000, 9000], [5000, 5000]]);
+    const bigger = writeBinaryBundle([{ id: "hipv4-amdgcn-amd-amdhsa--gfx942", data: new Uint8Array(40_000).fill(0x5a) }], 4096);
+    const { plan, output } = rewrite(input.bytes, { bundles: (b) => (b.index === 0 ? bytesSource(bigger) : undefined) });
+    expect(plan.relocated).toBe(true);
+    expect(plan.shift).toBeGreaterThan(0);
+    const elf = openLinkedElf(bytesSource(output));
+    const loads = elf.programHeaders.filter((p) => p.type === PT_LOAD);
+    const last = loads[loads.length - 1];
+    // The old section's pages left the file; the new segment maps the bundles past every old address.
+    expect(last.offset % 4096).toBe(0);
+    expect(last.offset + last.filesz).toBe(output.length);
+    expect(elf.phoff).toBe(last.offset);
+    const targets = wrapperTargets(output);
+    expect(targets[0]).toBeGreaterThanOrEqual(last.vaddr);
+    expect(Buffer.from(loadedBytes(output, targets[0], bigger.length)!)).toEqual(Buffer.from(bigger));
+    expect(Buffer.from(loadedBytes(output, targets[1], input.bundles[1].length)!)).toEqual(Buffer.from(input.bundles[1]));
+    expect(Buffer.from(loadedBytes(output, input.tailAddress, 200)!)).toEqual(Buffer.from(loadedBytes(input.bytes, input.tailAddress, 200)!));
+    const fatbin = elf.sections.find((s) => s.name === ".hip_fatbin")!;
+    expect([fatbin.addr, fatbin.size]).toEqual([targets[0], plan.fatbin.newSize]);
+  });
+
+  it("refuses replacements that are not bundles", () => {
     const input = syntheticExecutable([[9000, 9000]]);
-    const big = bytesSource(new Uint8Array(64 * 1024).fill(7).map((v, i) => (i < 24 ? "__CLANG_OFFLOAD_BUNDLE__".charCodeAt(i) : v)));
-    expect(() => rewrite(input.bytes, { bundles: () => big })).toThrow(expect.objectContaining({ code: "HIP_FATBIN_GROWS", offset: input.fatbinOffset }));
     expect(() => rewrite(input.bytes, { bundles: () => bytesSource(new Uint8Array(100)) })).toThrow(
       expect.objectContaining({ code: "REPLACEMENT_NOT_A_BUNDLE" }),
     );
