@@ -13,6 +13,7 @@ import { rewriteHipFatbinFile } from "../../src/elf-edit/node.js";
 import type { FatbinBundle } from "../../src/elf-edit/hip-fatbin.js";
 import type { RewritePlan } from "../../src/elf-edit/rewrite.js";
 import { FIXTURES, Workshop, keepEntries, run, standinTools } from "./standin.js";
+import { changedLoadedSections } from "./synthetic.js";
 
 const available = standinTools();
 const keep = (id: string): boolean => id.startsWith("host-") || id.endsWith("gfx90a");
@@ -76,6 +77,9 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     };
     const nm = (f: string) => run("nm", ["-D", f]).stdout.split("\n");
     expect(nm(output)).toEqual(nm(original).map(moved));
+    // Everything but the edited sections loads at the same addresses with the same bytes.
+    const edited = [".hip_fatbin", ".hipFatBinSegment", ".rela.dyn", ".dynsym"];
+    expect(changedLoadedSections(readFileSync(original), readFileSync(output), edited)).toEqual([]);
     const readelf = (f: string) => run("llvm-readelf-19", ["-a", f]);
     const r0 = readelf(original);
     const r1 = readelf(output);

@@ -4,6 +4,8 @@
  * segment must be split), and a writable PT_LOAD with .hipFatBinSegment (wrappers holding absolute
  * addresses, as in a non-PIE executable). Then `.shstrtab` and the section header table.
  */
+import { SHF_ALLOC, SHT_NOBITS, openLinkedElf } from "../../src/elf-edit/elf64.js";
+import { bytesSource } from "../../src/engine/source.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
 
 export const BASE = 0x400000;
@@ -121,4 +123,20 @@ export function loadedBytes(file: Uint8Array, vaddr: number, length: number): Ui
     if (vaddr >= start && vaddr + length <= start + filesz) return file.subarray(offset + vaddr - start, offset + vaddr - start + length);
   }
   return undefined;
+}
+
+/**
+ * The allocated sections (but `except`) whose bytes a loader maps differently in `output` than in
+ * `original`: "everything else loads at the same addresses with the same bytes" is an empty list.
+ */
+export function changedLoadedSections(original: Uint8Array, output: Uint8Array, except: readonly string[]): string[] {
+  const elf = openLinkedElf(bytesSource(original));
+  const changed: string[] = [];
+  for (const s of elf.sections) {
+    if ((s.flags & SHF_ALLOC) === 0 || s.type === SHT_NOBITS || s.size === 0 || except.includes(s.name)) continue;
+    const before = loadedBytes(original, s.addr, s.size);
+    const after = loadedBytes(output, s.addr, s.size);
+    if (before === undefined || after === undefined || Buffer.compare(before, after) !== 0) changed.push(s.name);
+  }
+  return changed;
 }
