@@ -32,6 +32,9 @@ import type { LinkedElf, ProgramHeader } from "./elf64.js";
 import { readHipFatbinLayout } from "./hip-fatbin.js";
 import type { FatbinBundle, HipFatbinLayout } from "./hip-fatbin.js";
 
+/** Zeros a relocated .hip_fatbin may be preceded by so its segment keeps the first segment's displacement. */
+const MAX_ALIGNING_PADDING = 1 << 20;
+
 export interface RewriteOptions {
   /**
    * The new contents of each fat binary (in address order): a source holding a complete
@@ -138,28 +141,44 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     }
   }
   const spare = relocate ? -1 : phdrs.findIndex((p) => p.type === PT_NULL);
-  // In place, a moved table opens part two, just below what follows .hip_fatbin (binutils and the
-  // kernel look for program headers at the start of a segment); relocated, it opens the new segment.
-  const tableInTail = !relocate && hasTail && spare < 0;
-  const tailStart = tableInTail ? Math.floor((fatbinEnd - (phdrs.length + 1) * PHDR_SIZE) / 8) * 8 : fatbinEnd;
-  let shift = Math.floor(tailStart / page) * page - alignTo(keptEnd, page);
+  // Where a longer program header table goes. Linux before 5.18 computes AT_PHDR as the first PT_LOAD's
+  // (p_vaddr - p_offset) + e_phoff, so for executables the table must sit where a segment maps the file
+  // with that same displacement: at the end of part one (the segment keeps its displacement) when it
+  // shares the first segment's, which is every layout GNU ld and lld make; otherwise at the start of
+  // part two. Relocated, it opens the new segment, placed with that displacement when the padding is small.
+  const firstLoad = phdrs.find((p) => p.type === PT_LOAD)!;
+  const delta0 = firstLoad.vaddr - firstLoad.offset;
+  const delta = seg.vaddr - seg.offset;
+  const growTable = !relocate && hasTail && spare < 0;
+  const tableInPartTwo = growTable && delta !== delta0;
+  const grownSize = (phdrs.length + 1) * PHDR_SIZE;
+  const tailStart = tableInPartTwo ? Math.floor((fatbinEnd - grownSize) / 8) * 8 : fatbinEnd;
+  const tableOffset = tableInPartTwo ? tailStart : alignTo(keptEnd, 8);
+  const part1End = growTable && !tableInPartTwo ? tableOffset + grownSize : keptEnd;
+  let shift = Math.floor(tailStart / page) * page - alignTo(part1End, page);
   // A split that would have to give part one a .bss is not a layout linkers make for this segment;
   // a relocated section that filled its whole segment leaves it mapping zeros rather than none.
   if (hasTail && seg.memsz !== seg.filesz) shift = 0;
   if (relocate && keptEnd === seg.offset && !hasTail) shift = 0;
-  if (shift < 0 || tailStart < keptEnd) shift = 0;
+  if (shift < 0 || tailStart < part1End) shift = 0;
   const split = shift > 0 && hasTail;
-  const part1Empty = split && keptEnd === seg.offset;
-  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && tableInTail ? 1 : 0);
-  const phdrTableMoved = relocate || (split && tableInTail);
-  const tableOffset = tailStart;
+  const part1Empty = split && part1End === seg.offset;
+  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? 1 : 0);
+  const phdrTableMoved = relocate || (split && growTable);
+  /** Where the moved table lands in the output file (in place). */
+  const tableOut = tableInPartTwo ? tableOffset - shift : tableOffset;
 
   // The new segment (relocate): past the last byte of the file and the last mapped address.
   const tableSize = tableCount * PHDR_SIZE;
-  const newSegOffset = alignTo(input.size - shift, page);
   let lastAddress = 0;
   for (const p of phdrs) if (p.type === PT_LOAD) lastAddress = Math.max(lastAddress, p.vaddr + p.memsz);
-  const newSegAddress = alignTo(lastAddress, page);
+  let newSegOffset = alignTo(input.size - shift, page);
+  let newSegAddress = alignTo(lastAddress, page);
+  const sameDisplacement = Math.max(newSegOffset, alignTo(lastAddress - delta0, page));
+  if (sameDisplacement - newSegOffset <= MAX_ALIGNING_PADDING) {
+    newSegOffset = sameDisplacement;
+    newSegAddress = sameDisplacement + delta0;
+  }
   const newFatbinStart = alignTo(tableSize, align);
   const fatbinAddress = relocate ? newSegAddress + newFatbinStart : fatbin.addr;
   const fatbinOffset = relocate ? newSegOffset + newFatbinStart : fatbin.offset;
@@ -173,7 +192,6 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   }));
 
   // 3. Program headers.
-  const delta = seg.vaddr - seg.offset;
   const outPhdrs: ProgramHeader[] = phdrs.map((p) => ({ ...p }));
   const first = outPhdrs[segIndex];
   if (shift > 0) {
@@ -192,13 +210,13 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       if (part1Empty) {
         Object.assign(first, tail);
       } else {
-        first.filesz = keptEnd - seg.offset;
+        first.filesz = part1End - seg.offset;
         first.memsz = first.filesz;
         if (spare >= 0) outPhdrs.splice(spare, 1);
         outPhdrs.splice(outPhdrs.indexOf(first) + 1, 0, tail);
       }
     } else {
-      first.filesz = keptEnd - seg.offset;
+      first.filesz = part1End - seg.offset;
       first.memsz = seg.memsz === seg.filesz ? first.filesz : seg.memsz;
     }
   }
@@ -219,7 +237,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     });
   }
   if (phdrTableMoved) {
-    const tableFileOffset = relocate ? newSegOffset : tableOffset - shift;
+    const tableFileOffset = relocate ? newSegOffset : tableOut;
     const tableAddress = relocate ? newSegAddress : tableOffset + delta;
     for (const p of outPhdrs) {
       if (p.type === PT_PHDR) {
@@ -242,10 +260,10 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     for (const m of moves) if (!m.replaced && target >= m.oldAddress && target < m.oldAddress + m.oldSize) return m.newAddress + (target - m.oldAddress);
     return undefined;
   };
+  const newAddressOf = (address: number): number | undefined =>
+    moveOf.get(address)?.newAddress ?? (address === fatbin.addr + fatbin.size ? fatbinAddress + newFatbinSize : unchangedAround(address));
   for (const site of layout.sites) {
-    let target = moveOf.get(site.target)?.newAddress;
-    if (target === undefined && site.target === fatbin.addr + fatbin.size) target = fatbin.addr + newFatbinSize;
-    target ??= unchangedAround(site.target);
+    const target = newAddressOf(site.target);
     if (target === undefined) {
       if (site.kind === "symbol") continue;
       throw elfEditError(
@@ -254,8 +272,12 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
         site.fileOffset,
       );
     }
-    if (target === site.target) continue;
-    patches.push({ at: site.fileOffset, bytes: site.kind === "addend" ? u64Bytes(target - site.base, true) : u64Bytes(target) });
+    // A relocation against a symbol defined at a fat binary (RDC's __hip_fatbin_<cuid>) moves with it:
+    // the symbol's st_value is rewritten too, so the addend is taken from its new value.
+    const inFatbin = site.base >= fatbin.addr && site.base <= fatbin.addr + fatbin.size;
+    const base = site.kind === "addend" && site.base !== 0 && inFatbin ? newAddressOf(site.base) ?? site.base : site.base;
+    if (target === site.target && base === site.base) continue;
+    patches.push({ at: site.fileOffset, bytes: site.kind === "addend" ? u64Bytes(target - base, true) : u64Bytes(target) });
   }
   const outOffset = (offset: number): number => (offset >= fatbinEnd ? offset - shift : offset);
   if (shift > 0 || relocate || newFatbinSize !== fatbin.size) {
@@ -276,7 +298,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
   if (phdrTableMoved) {
-    setU64(ehView, 32, relocate ? newSegOffset : tableOffset - shift);
+    setU64(ehView, 32, relocate ? newSegOffset : tableOut);
     ehView.setUint16(56, tableCount, true);
   }
   patches.push({ at: 0, bytes: ehdr });
@@ -306,9 +328,9 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   };
   let out = relocate ? fatbin.offset : packBundles(fatbin.offset);
   if (phdrTableMoved && !relocate) {
-    pieces.push({ kind: "zeros", length: tableOffset - shift - out });
+    pieces.push({ kind: "zeros", length: tableOut - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
-    out = tableOffset - shift + phdrBytes.length;
+    out = tableOut + phdrBytes.length;
   }
   pieces.push({ kind: "zeros", length: fatbinEnd - shift - out });
   pieces.push({ kind: "copy", source: input, from: fatbinEnd, length: input.size - fatbinEnd, patched: true });

@@ -88,7 +88,7 @@ describe("rewriting .hip_fatbin", () => {
   });
 
   it("keeps the layout (shift 0) when less than a page would be freed", () => {
-    const input = syntheticExecutable([[100, 100, 100]]);
+    const input = syntheticExecutable([[100, 100]]);
     const { plan, output } = rewrite(input.bytes);
     expect(plan.shift).toBe(0);
     expect(output.length).toBe(input.bytes.length);
