@@ -8,10 +8,10 @@
  * multiple of the segment alignment (max-page-size: p_align, 4 KiB on x86-64, up to 64 KiB on
  * AArch64), so that PT_LOAD is split in two where the gap is: part one ends after the packed bundles,
  * part two maps the rest from its new file offset. The extra program header goes into a PT_NULL entry
- * when the table has one; otherwise the table is rewritten, one entry longer, right after the packed
- * bundles inside part one, and e_phoff / PT_PHDR point there (the approach patchelf takes when a table
- * has no room: move it to where the file has space and map it). The kernel finds AT_PHDR through the
- * PT_LOAD that holds e_phoff (Linux 5.18+), and ld.so reads the table from the file for a dlopen.
+ * when the table has one; otherwise the table is rewritten, one entry longer, where the file has room
+ * and a segment maps it (as patchelf does when a table has no room): right after the packed bundles at
+ * the end of part one, and e_phoff / PT_PHDR point there. When bundles no longer fit, .hip_fatbin and
+ * the table move to a new PT_LOAD at the end of the file instead.
  * Everything else (other segments, section contents, non-allocated sections and the section header
  * table) keeps its bytes; what follows the gap in the file shifts by the same amount.
  *
