@@ -119,6 +119,20 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     verify(original, grown, before, c.executable, moved);
   }, 300_000);
 
+  // GNU strip rewrites the program header table right after the ELF header and has no room there for
+  // the entry a split adds (README: known limit), so the supported order is strip, then edit.
+  it.each([CASES[1], CASES[7]].map((c) => [c.name, c] as const))("GNU strip, then edit: %s", (_name, c) => {
+    const original = build(c, `gnu-strip-${c.executable ? "exe" : "lib"}`);
+    const stripped = `${original}.stripped`;
+    const strip = run("strip", ["-o", stripped, original]);
+    expect([strip.status, strip.stderr]).toEqual([0, ""]);
+    const before = shop.registrations(stripped, c.executable);
+    const output = `${stripped}.pruned`;
+    const plan = rewriteHipFatbinFile(stripped, output, prune);
+    expect(plan.shift).toBeGreaterThan(0);
+    verify(stripped, output, keepEntries(before, keep), c.executable, plan);
+  }, 300_000);
+
   it("a rewrite that replaces nothing gives the input back byte for byte", () => {
     const original = build(CASES[0], "identity");
     const output = `${original}.same`;

@@ -16,7 +16,7 @@ export const ARCHS = ["gfx906", "gfx90a", "gfx1100"];
 
 /** The tools these tests need; under OFFLOAD_KIT_REQUIRE_NATIVE=1 a missing one throws (nativeTool). */
 export function standinTools(): boolean {
-  const tools = ["gcc", "clang-19", "ld.lld-19", "ld.bfd", "nm", "llvm-strip-19", "llvm-readelf-19", "eu-elflint"];
+  const tools = ["gcc", "clang-19", "ld.lld-19", "ld.bfd", "nm", "strip", "llvm-strip-19", "llvm-readelf-19", "eu-elflint"];
   const missing = tools.filter((t) => nativeTool(t) === undefined);
   const runtime = existsSync(HIP_RUNTIME) && existsSync("/usr/include/zstd.h");
   if (!runtime && process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1") throw new Error(`${HIP_RUNTIME} (libamdhip64-5) and zstd.h (libzstd-dev) are required`);
