@@ -94,11 +94,14 @@ export function hex(value: number): string {
   return `0x${value.toString(16)}`;
 }
 
-/** A u64 field as a Number; values past 2^53 cannot be file offsets or addresses we can edit. */
-export function u64(view: DataView, at: number): number {
+/**
+ * A u64 field as a Number; values past 2^53 cannot be file offsets or addresses we can edit. `base` is
+ * where the view starts in the file, so the error names the field's file offset.
+ */
+export function u64(view: DataView, at: number, base = 0): number {
   const value = view.getBigUint64(at, true);
   if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw elfEditError("ELF_VALUE_TOO_LARGE", `64-bit value ${hex(Number(value))} at offset ${at} is past 2^53`, at);
+    throw elfEditError("ELF_VALUE_TOO_LARGE", `64-bit value 0x${value.toString(16)} at file offset ${base + at} is past 2^53`, base + at);
   }
   return Number(value);
 }
@@ -111,16 +114,17 @@ function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-export function parseProgramHeader(view: DataView, at: number): ProgramHeader {
+/** The program header at `at` of a view that starts at file offset `base`. */
+export function parseProgramHeader(view: DataView, at: number, base = 0): ProgramHeader {
   return {
     type: view.getUint32(at, true),
     flags: view.getUint32(at + 4, true),
-    offset: u64(view, at + 8),
-    vaddr: u64(view, at + 16),
-    paddr: u64(view, at + 24),
-    filesz: u64(view, at + 32),
-    memsz: u64(view, at + 40),
-    align: u64(view, at + 48),
+    offset: u64(view, at + 8, base),
+    vaddr: u64(view, at + 16, base),
+    paddr: u64(view, at + 24, base),
+    filesz: u64(view, at + 32, base),
+    memsz: u64(view, at + 40, base),
+    align: u64(view, at + 48, base),
   };
 }
 
@@ -187,14 +191,14 @@ export function openLinkedElf(source: ByteSource): LinkedElf {
     throw elfEditError("ELF_TRUNCATED", `the section header table at ${hex(shoff)} runs past the end of the ${size}-byte file`, 40, "e_shoff");
   }
   const first = viewOf(readExact(source, shoff, SHDR_SIZE));
-  if (shnum === 0) shnum = u64(first, 32);
+  if (shnum === 0) shnum = u64(first, 32, shoff);
   if (shstrndx === 0xffff) shstrndx = first.getUint32(40, true);
   if (shoff + shnum * SHDR_SIZE > size) {
     throw elfEditError("ELF_TRUNCATED", `the section header table (${shnum} at ${hex(shoff)}) runs past the end of the ${size}-byte file`, 40, "e_shoff");
   }
   const phView = viewOf(readExact(source, phoff, phnum * PHDR_SIZE));
   const programHeaders: ProgramHeader[] = [];
-  for (let i = 0; i < phnum; i++) programHeaders.push(parseProgramHeader(phView, i * PHDR_SIZE));
+  for (let i = 0; i < phnum; i++) programHeaders.push(parseProgramHeader(phView, i * PHDR_SIZE, phoff));
   const shView = viewOf(readExact(source, shoff, shnum * SHDR_SIZE));
   const raw = [];
   for (let i = 0; i < shnum; i++) {
@@ -203,14 +207,14 @@ export function openLinkedElf(source: ByteSource): LinkedElf {
       index: i,
       nameOffset: shView.getUint32(at, true),
       type: shView.getUint32(at + 4, true),
-      flags: u64(shView, at + 8),
-      addr: u64(shView, at + 16),
-      offset: u64(shView, at + 24),
-      size: u64(shView, at + 32),
+      flags: u64(shView, at + 8, shoff),
+      addr: u64(shView, at + 16, shoff),
+      offset: u64(shView, at + 24, shoff),
+      size: u64(shView, at + 32, shoff),
       link: shView.getUint32(at + 40, true),
       info: shView.getUint32(at + 44, true),
-      addralign: u64(shView, at + 48),
-      entsize: u64(shView, at + 56),
+      addralign: u64(shView, at + 48, shoff),
+      entsize: u64(shView, at + 56, shoff),
     });
   }
   if (shstrndx >= shnum) throw elfEditError("ELF_MALFORMED", `e_shstrndx ${shstrndx} is not a section (${shnum} sections)`, 62, "e_shstrndx");

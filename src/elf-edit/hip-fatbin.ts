@@ -164,7 +164,7 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
       view = viewOf(sectionBytes(elf, table));
       symbolTables.set(table.index, view);
     }
-    return u64(view, index * SYM_SIZE + 8);
+    return u64(view, index * SYM_SIZE + 8, table.offset);
   };
 
   for (const section of elf.sections) {
@@ -173,7 +173,7 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
       const view = viewOf(sectionBytes(elf, section));
       const symtab = elf.sections[section.link];
       for (let at = 0; at + RELA_SIZE <= section.size; at += RELA_SIZE) {
-        const where = u64(view, at);
+        const where = u64(view, at, section.offset);
         const type = view.getUint32(at + 8, true);
         const sym = view.getUint32(at + 12, true);
         const addend = Number(view.getBigInt64(at + 16, true));
@@ -192,7 +192,7 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
       for (const where of relrAddresses(sectionBytes(elf, section))) fieldRelocs.set(where, "relr");
     } else if (section.type === SHT_REL) {
       const view = viewOf(sectionBytes(elf, section));
-      for (let at = 0; at + REL_SIZE <= section.size; at += REL_SIZE) fieldRelocs.set(u64(view, at), "rel");
+      for (let at = 0; at + REL_SIZE <= section.size; at += REL_SIZE) fieldRelocs.set(u64(view, at, section.offset), "rel");
     }
   }
 
@@ -212,7 +212,7 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
     }
     const fieldAddress = address + WRAPPER_BINARY;
     const fieldOffset = segment.offset + at + WRAPPER_BINARY;
-    const stored = u64(segmentView, at + WRAPPER_BINARY);
+    const stored = u64(segmentView, at + WRAPPER_BINARY, segment.offset);
     const reloc = fieldRelocs.get(fieldAddress);
     let target: number;
     if (reloc !== undefined && typeof reloc === "object") {
@@ -249,7 +249,7 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
     const view = viewOf(sectionBytes(elf, table));
     for (let at = SYM_SIZE; at + SYM_SIZE <= table.size; at += SYM_SIZE) {
       if (view.getUint16(at + 6, true) !== fatbin.index) continue;
-      const value = u64(view, at + 8);
+      const value = u64(view, at + 8, table.offset);
       sites.push({ kind: "symbol", fileOffset: table.offset + at + 8, base: 0, target: value, what: `${table.name} symbol ${at / SYM_SIZE}` });
     }
   }

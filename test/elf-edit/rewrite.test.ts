@@ -137,6 +137,7 @@ describe("bad input: a clear error naming what and where", () => {
     ["a big-endian ELF", Uint8Array.from(input.bytes, (v, i) => (i === 5 ? 2 : v)), "ELF_UNSUPPORTED", /data encoding 2 at offset 5 \(EI_DATA\)/, 5],
     ["a missing section table", patchU64(input.bytes, 40, 0), "ELF_NO_SECTIONS", /no section header table \(e_shoff is 0\)/, 40],
   ];
+  cases.push(["an offset past 2^53", patchU64(input.bytes, 40, 2 ** 60), "ELF_VALUE_TOO_LARGE", /0x1000000000000000 at file offset 40 is past 2\^53/, 40]);
   const noPhdrs = input.bytes.slice();
   new DataView(noPhdrs.buffer).setUint16(56, 0, true);
   cases.push(["no program headers", noPhdrs, "ELF_NO_PROGRAM_HEADERS", /no program headers/, 32]);
