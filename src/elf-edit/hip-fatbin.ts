@@ -27,7 +27,7 @@ import { isCompressedBundle, parseCcobHeader } from "../formats/ccob.js";
 import { readExact, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import {
-  EM_AARCH64, ET_DYN, SHF_ALLOC, SHT_DYNSYM, SHT_REL, SHT_RELA, SHT_RELR, SHT_SYMTAB, elfEditError, fileOffsetOf, hex, sectionBytes, u64,
+  EM_AARCH64, ET_DYN, SHDR_SIZE, SHF_ALLOC, SHT_DYNSYM, SHT_REL, SHT_RELA, SHT_RELR, SHT_SYMTAB, elfEditError, fileOffsetOf, hex, sectionBytes, u64,
 } from "./elf64.js";
 import type { LinkedElf, SectionHeader } from "./elf64.js";
 
@@ -36,6 +36,8 @@ export const HIP_FATBIN_SEGMENT_SECTION = ".hipFatBinSegment";
 export const HIP_FATBIN_MAGIC = 0x48495046;
 export const WRAPPER_SIZE = 24;
 const WRAPPER_BINARY = 8;
+/** The largest bundle alignment packed at (a page of the largest max-page-size linkers use, 64 KiB). */
+const MAX_BUNDLE_ALIGN = 65536;
 
 const R_X86_64_64 = 1;
 const R_X86_64_RELATIVE = 8;
@@ -309,5 +311,14 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
     }
     return { index, address, fileOffset, size, format, source: sliceSource(elf.source, fileOffset, size) };
   });
-  return { elf, fatbin, segment, wrappers, bundles, sites, align: Math.max(1, fatbin.addralign) };
+  const align = Math.max(1, fatbin.addralign);
+  if ((align & (align - 1)) !== 0 || align > MAX_BUNDLE_ALIGN) {
+    throw elfEditError(
+      "BAD_HIP_FATBIN",
+      `.hip_fatbin's sh_addralign ${fatbin.addralign} is not a power of two up to ${MAX_BUNDLE_ALIGN}`,
+      elf.shoff + fatbin.index * SHDR_SIZE + 48,
+      "sh_addralign",
+    );
+  }
+  return { elf, fatbin, segment, wrappers, bundles, sites, align };
 }

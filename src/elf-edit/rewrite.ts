@@ -34,6 +34,7 @@ import type { FatbinBundle, HipFatbinLayout } from "./hip-fatbin.js";
 
 /** Zeros a relocated .hip_fatbin may be preceded by so its segment keeps the first segment's displacement. */
 const MAX_ALIGNING_PADDING = 1 << 20;
+const MAX_PAGE = 1 << 24;
 
 export interface RewriteOptions {
   /**
@@ -129,7 +130,12 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const segIndex = phdrs.findIndex((p) => p.type === PT_LOAD && p.offset <= fatbin.offset && fatbin.offset + fatbin.size <= p.offset + p.filesz);
   if (segIndex < 0) throw elfEditError("HIP_FATBIN_NOT_LOADED", `no PT_LOAD maps .hip_fatbin (file offset ${hex(fatbin.offset)}) from the file`, fatbin.offset);
   const seg = phdrs[segIndex];
-  const page = Math.max(seg.align, 1);
+  // Loaders map whole pages: never less than 4 KiB, whatever p_align says; an alignment past 16 MiB
+  // (or not a power of two) is no max-page-size a linker writes.
+  if ((seg.align & (seg.align - 1)) !== 0 || seg.align > MAX_PAGE) {
+    throw elfEditError("ELF_UNSUPPORTED", `the PT_LOAD holding .hip_fatbin has p_align ${seg.align}, not a power of two up to ${MAX_PAGE}`, elf.phoff + segIndex * PHDR_SIZE + 48, "p_align");
+  }
+  const page = Math.max(seg.align, 4096);
   const fatbinEnd = fatbin.offset + fatbin.size;
   const keptEnd = relocate ? fatbin.offset : fatbin.offset + newFatbinSize;
   const segFileEnd = seg.offset + seg.filesz;

@@ -144,6 +144,8 @@ describe("bad input: a clear error naming what and where", () => {
   // .hip_fatbin's sh_size made to run past the end of the file.
   const shoff = Number(new DataView(input.bytes.buffer).getBigUint64(40, true));
   cases.push(["a truncated .hip_fatbin", patchU64(input.bytes, shoff + 64 + 32, input.bytes.length), "HIP_FATBIN_TRUNCATED", /\.hip_fatbin \(file offset 0x1000, \d+ bytes\) runs past the end/, input.fatbinOffset]);
+  cases.push(["a .hip_fatbin alignment that is not a power of two", patchU64(input.bytes, shoff + 64 + 48, 3), "BAD_HIP_FATBIN", /sh_addralign 3 is not a power of two/, shoff + 64 + 48]);
+  cases.push(["a segment alignment past 16 MiB", patchU64(input.bytes, 64 + 48, 2 ** 30), "ELF_UNSUPPORTED", /p_align 1073741824, not a power of two/, 64 + 48]);
   // The bundle's last payload made to end past .hip_fatbin (the section cut short before it).
   cases.push(["a bundle cut short by its section", patchU64(input.bytes, shoff + 64 + 32, 9000), "HIP_FATBIN_TRUNCATED", /the fat binary at 0x401000 \(file offset 0x1000\) runs past the 9000 bytes/, undefined]);
 
