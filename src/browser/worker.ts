@@ -56,8 +56,13 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
   try {
     const loaded = await codecs();
     if (request.op === "extract") {
-      const bytes = readEntry(new BlobSource(request.file), request.ref, { codecs: loaded.codecs, cache: decoded, key: fileKey(request.file) });
-      scope.postMessage({ id, op: "extracted", bytes }, [bytes.buffer as ArrayBuffer]);
+      const source = new BlobSource(request.file);
+      let decodes = 0;
+      const onDecode = (d: DecodeProgress) => {
+        if (d.decoded === d.total) decodes++;
+      };
+      const bytes = readEntry(source, request.ref, { codecs: loaded.codecs, cache: decoded, key: fileKey(request.file), onDecode });
+      scope.postMessage({ id, op: "extracted", bytes, stats: { bytesRead: source.bytesRead, decoded: decodes } }, [bytes.buffer as ArrayBuffer]);
       return;
     }
     const started = performance.now();

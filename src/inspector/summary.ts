@@ -6,6 +6,8 @@
  */
 import type { FileSizes, SizeRow } from "../inspect/sizes.js";
 import { breakable, element, formatBytes, formatCount, formatShare } from "./dom.js";
+import { RowTable } from "./table.js";
+import type { Column } from "./table.js";
 
 export interface Totals {
   readonly device: number;
@@ -22,24 +24,34 @@ function stat(label: string, value: string, detail: string, className = ""): HTM
   return element("div", { className: `stat ${className}` }, element("div", { className: "stat-label" }, label), element("div", { className: "stat-value" }, value), element("div", { className: "stat-detail" }, detail));
 }
 
-function sizeTable(title: string, key: string, rows: readonly SizeRow[], fileSize: number, withStored: boolean): HTMLElement {
-  const largest = Math.max(1, ...rows.map((r) => r.bytes));
-  const head = element("tr", {}, ...[title, "entries", "bytes", "of file", ...(withStored ? ["stored"] : []), ""].map((h, i) =>
-    element("th", { scope: "col", className: i > 0 && i < (withStored ? 5 : 4) ? "num" : "" }, h)));
-  const body = element("tbody");
-  for (const row of rows) {
+/** Rows of a summary table: the largest; a file of thousands of distinct IDs says how many more there are. */
+const SUMMARY_ROWS = 24;
+
+function sizeTable(title: string, key: string, all: readonly SizeRow[], fileSize: number, withStored: boolean): HTMLElement {
+  const rows = all.slice(0, SUMMARY_ROWS);
+  const largest = rows.reduce((n, r) => Math.max(n, r.bytes), 1);
+  const columns: Column[] = [{ title }, { title: "entries", className: "num" }, { title: "bytes", className: "num" }, { title: "of file", className: "num" }, ...(withStored ? [{ title: "stored", className: "num" }] : []), { title: "" }];
+  // A file of many distinct IDs has as many rows: drawn as the entry lists are, only where seen.
+  const table = new RowTable(columns, rows, (row) => {
     const bar = element("span", { className: row.id === "host" || row.id.startsWith("host") ? "host" : "" });
     bar.style.width = `${Math.max(0.5, (row.bytes / largest) * 100)}%`;
-    body.append(element("tr", { dataset: { [key]: row.id, bytes: row.bytes, entries: row.entries } },
+    return element("tr", { dataset: { [key]: row.id, bytes: row.bytes, entries: row.entries } },
       element("th", { scope: "row", className: "id" }, breakable(row.id)),
       element("td", { className: "num" }, formatCount(row.entries)),
       element("td", { className: "num", title: `${formatCount(row.bytes)} bytes` }, formatBytes(row.bytes)),
       element("td", { className: "num" }, formatShare(row.bytes, fileSize)),
       ...(withStored ? [element("td", { className: "num", title: `${formatCount(row.storedBytes ?? row.bytes)} bytes` }, formatBytes(row.storedBytes ?? row.bytes))] : []),
       element("td", { className: "bar-cell" }, element("div", { className: "bar", ariaHidden: "true" }, bar)),
-    ));
+    );
+  }, `sizes ${key}s`);
+  table.root.querySelector("table")!.prepend(element("caption", {}, `Bytes per ${title}${all.length > rows.length ? ` (the ${rows.length} largest of ${formatCount(all.length)})` : ""}`));
+  if (all.length > rows.length) {
+    const rest = all.slice(rows.length);
+    const bytes = rest.reduce((n, r) => n + r.bytes, 0);
+    const entries = rest.reduce((n, r) => n + r.entries, 0);
+    table.root.append(element("p", { className: "note more-rows" }, `and ${formatCount(rest.length)} more, ${formatCount(entries)} entries, ${formatBytes(bytes)} (${formatShare(bytes, fileSize)} of the file): search or filter to list them`));
   }
-  return element("div", { className: "table-wrap" }, element("table", { className: `sizes ${key}s` }, element("caption", {}, `Bytes per ${title}`), element("thead", {}, head), body));
+  return table.root;
 }
 
 /** The totals and per-processor and per-target tables of one file. */
