@@ -166,7 +166,7 @@ function bundleView(item: Shown, bundle: BundleJson): HTMLDetailsElement {
   details.addEventListener("toggle", () => {
     if (!details.open || details.querySelector(".table-wrap") !== null) return;
     const rows = item.rowsByBundle.get(bundle.index) ?? [];
-    details.append(new RowTable(ENTRY_COLUMNS, rows, (r) => entryRow(item, r, false), "entries", `Entries of bundle ${bundle.index}`).root);
+    details.append(new RowTable(ENTRY_COLUMNS, rows, (r) => entryRow(item, r, false), "entries stack", `Entries of bundle ${bundle.index}`).root);
   });
   return details;
 }
@@ -180,7 +180,7 @@ function imagesView(item: Shown, report: LocationJson): HTMLDetailsElement[] {
       if (!details.open || details.querySelector(".table-wrap") !== null) return;
       const rows = run.images.map((i) => byIndex.get(i.index)!);
       const columns: Column[] = ["#", "kind", "producer", "triple", "arch", "offset", "size", "compressed", "runs?", ""].map((title) => ({ title }));
-      details.append(new RowTable(columns, rows, (r) => imageRow(item, r, run), "images", "Offload images").root);
+      details.append(new RowTable(columns, rows, (r) => imageRow(item, r, run), "images stack", "Offload images").root);
     });
     return details;
   });
@@ -297,7 +297,7 @@ function paintListing(item: Shown): void {
   const count = `${formatCount(item.matched.length)} of ${formatCount(item.rows.length)} entries match`;
   if (item.matches === undefined) {
     const columns: Column[] = [{ title: "bundle", className: "num" }, ...ENTRY_COLUMNS];
-    item.matches = new RowTable(columns, item.matched, (row) => entryRow(item, row, true), "entries matches", "Matching entries");
+    item.matches = new RowTable(columns, item.matched, (row) => entryRow(item, row, true), "entries matches stack", "Matching entries");
     const view = element("div", { className: "matches" }, element("p", { className: "match-count" }, count), item.matches.root);
     item.listing?.replaceWith(view);
     item.listing = view;

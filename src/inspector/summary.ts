@@ -37,10 +37,10 @@ function sizeTable(title: string, key: string, all: readonly SizeRow[], fileSize
     bar.style.width = `${Math.max(0.5, (row.bytes / largest) * 100)}%`;
     return element("tr", { dataset: { [key]: row.id, bytes: row.bytes, entries: row.entries } },
       element("th", { scope: "row", className: "id" }, breakable(row.id)),
-      element("td", { className: "num" }, formatCount(row.entries)),
-      element("td", { className: "num", title: `${formatCount(row.bytes)} bytes` }, formatBytes(row.bytes)),
-      element("td", { className: "num" }, formatShare(row.bytes, fileSize)),
-      ...(withStored ? [element("td", { className: "num", title: `${formatCount(row.storedBytes ?? row.bytes)} bytes` }, formatBytes(row.storedBytes ?? row.bytes))] : []),
+      element("td", { className: "num n-entries" }, formatCount(row.entries)),
+      element("td", { className: "num n-bytes", title: `${formatCount(row.bytes)} bytes` }, formatBytes(row.bytes)),
+      element("td", { className: "num n-share" }, formatShare(row.bytes, fileSize)),
+      ...(withStored ? [element("td", { className: "num n-stored", title: `${formatCount(row.storedBytes ?? row.bytes)} bytes` }, formatBytes(row.storedBytes ?? row.bytes))] : []),
       element("td", { className: "bar-cell" }, element("div", { className: "bar", ariaHidden: "true" }, bar)),
     );
   }, `sizes ${key}s`);
