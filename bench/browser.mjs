@@ -120,7 +120,7 @@ for (let i = 0; i < RUNS; i++) {
   }
 }
 
-// 1b. A compressed bundle of ~15 MB, made by our bundler from slices of the library (its code objects).
+// 1b. A compressed bundle of ~15 MB (12 entries of 8 MiB), made by our bundler from slices of the library's code objects.
 let compressed;
 {
   const dir = mkdtempSync(join(tmpdir(), "offload-kit-bench-ccob-"));
@@ -128,12 +128,13 @@ let compressed;
     const inputs = [];
     const targets = [];
     const fd = openSync(FILE, "r");
-    for (let i = 0; i < 8; i++) {
-      const bytes = Buffer.alloc(6 * 1024 * 1024);
-      readSync(fd, bytes, 0, bytes.length, 64 * 1024 * 1024 + i * 150 * 1024 * 1024);
+    const processors = ["900", "906", "908", "90a", "942", "950", "1030", "1100", "1101", "1102", "1200", "1201"];
+    for (let i = 0; i < processors.length; i++) {
+      const bytes = Buffer.alloc(8 * 1024 * 1024);
+      readSync(fd, bytes, 0, bytes.length, 64 * 1024 * 1024 + i * 100 * 1024 * 1024);
       writeFileSync(join(dir, `e${i}`), bytes);
       inputs.push(`-input=e${i}`);
-      targets.push(`hipv4-amdgcn-amd-amdhsa--gfx${["900", "906", "908", "90a", "942", "1030", "1100", "1101"][i]}`);
+      targets.push(`hipv4-amdgcn-amd-amdhsa--gfx${processors[i]}`);
     }
     closeSync(fd);
     const made = spawnSync(ours("offload-bundler"), ["-type=bc", "-compress", `-targets=${targets.join(",")}`, ...inputs, "-output=big.ccob"], { cwd: dir });

@@ -38,6 +38,8 @@ interface Shown {
   rows: Row[];
   rowsByBundle: Map<number, Row[]>;
   listing?: HTMLElement;
+  /** Lists the bundles not listed yet (they come a page at a time). */
+  showAllBundles?: () => void;
   matches?: RowTable<Row>;
   matched: Row[];
   zipMatches?: HTMLButtonElement;
@@ -201,7 +203,7 @@ function bundlesListing(item: Shown, report: LocationJson): HTMLElement {
   more.addEventListener("click", showMore);
   list.append(more, ...imagesView(item, report));
   showMore();
-  (list as HTMLElement & { showAll?: () => void }).showAll = () => {
+  item.showAllBundles = () => {
     while (next < report.bundles.length) showMore();
   };
   return list;
@@ -210,8 +212,7 @@ function bundlesListing(item: Shown, report: LocationJson): HTMLElement {
 /** Opens every bundle, a few per frame (111 bundles of 8 rows drawn at once would block for a while). */
 async function expandAll(item: Shown, button: HTMLButtonElement): Promise<void> {
   button.disabled = true;
-  const list = item.listing as (HTMLElement & { showAll?: () => void }) | undefined;
-  list?.showAll?.();
+  item.showAllBundles?.();
   const closed = Array.from(item.section.querySelectorAll<HTMLDetailsElement>("details.bundle:not([open])"));
   for (let i = 0; i < closed.length; i += 16) {
     for (const d of closed.slice(i, i + 16)) d.open = true;
