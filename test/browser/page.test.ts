@@ -44,8 +44,9 @@ interface Shown {
 async function expandAll(page: Page): Promise<void> {
   const n = await page.locator("button.expand-all").count();
   // Files expanded before (an earlier test on the same page) are left as they are.
-  const closed = page.locator("section.file:not([data-expanded]) button.expand-all");
-  while ((await closed.count()) > 0) await closed.first().click();
+  await page.evaluate(() => {
+    for (const button of Array.from(document.querySelectorAll<HTMLButtonElement>("section.file:not([data-expanded]) button.expand-all"))) button.click();
+  });
   await page.waitForFunction((n) => document.querySelectorAll("section.file[data-expanded]").length >= n, n, { timeout: 60_000 });
 }
 
