@@ -129,6 +129,16 @@ export class BlobSource implements ByteSource {
   }
 
   private readLarge(reader: SyncBlobReader, dest: Uint8Array, position: number, n: number): number {
+    // A large read that starts in a block already read (a compressed bundle read whole after its header
+    // was) takes that part from the block: the file's bytes are read once.
+    const ahead = this.ahead;
+    const inAhead = ahead !== undefined && position >= ahead.position && position + n <= ahead.position + ahead.bytes.length;
+    const cached = inAhead ? undefined : this.spans.find((s) => position >= s.position && position < s.position + s.bytes.length);
+    if (cached !== undefined) {
+      const have = Math.min(n, cached.position + cached.bytes.length - position);
+      dest.set(cached.bytes.subarray(position - cached.position, position - cached.position + have));
+      return have === n ? n : have + this.readLarge(reader, dest.subarray(have), position + have, n - have);
+    }
     const sequential = position >= this.lastLarge.start && position <= this.lastLarge.end;
     this.lastLarge = { start: position, end: position + n };
     let span = this.ahead;

@@ -11,7 +11,7 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { EntryRef, InspectProgress } from "./inspect.js";
-import type { InspectResult, WorkerReply, WorkerRequest } from "./protocol.js";
+import type { ExtractStats, InspectResult, WorkerReply, WorkerRequest } from "./protocol.js";
 
 export interface OffloadKitWorkerOptions {
   /** The worker script (see above); default: the copy inlined in the library. */
@@ -120,9 +120,17 @@ export class OffloadKitWorker {
 
   /** One entry's bytes (decompressed for an entry of a compressed bundle or a compressed offload image). */
   async extract(file: Blob, ref: EntryRef): Promise<Uint8Array> {
+    return (await this.extractWithStats(file, ref)).bytes;
+  }
+
+  /**
+   * extract(), with what it cost: a compressed bundle this worker decoded for an earlier request on the same
+   * file is kept (bounded, src/browser/inspect.ts DecodedBundles), and then `decoded` is 0.
+   */
+  async extractWithStats(file: Blob, ref: EntryRef): Promise<{ bytes: Uint8Array } & ExtractStats> {
     const reply = await this.request({ op: "extract", file, ref });
     if (reply.op !== "extracted") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
-    return reply.bytes;
+    return { bytes: reply.bytes, ...reply.stats };
   }
 
   /** Stops the worker; requests still pending reject. */

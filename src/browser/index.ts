@@ -7,9 +7,9 @@
 export { BlobSource } from "./blob-source.js";
 export { OffloadKitWorker } from "./client.js";
 export type { InspectRequestOptions, OffloadKitWorkerOptions } from "./client.js";
-export { BROWSER_MAX_DECOMPRESSED, inspectSource, openCompressedInMemory, readEntry } from "./inspect.js";
-export type { BrowserReadOptions, EntryRef, InspectOptions, InspectProgress, Inspection } from "./inspect.js";
-export type { InspectResult, WorkerFailure } from "./protocol.js";
+export { BROWSER_MAX_DECOMPRESSED, DecodedBundles, inspectSource, openCompressedInMemory, readEntry } from "./inspect.js";
+export type { BrowserReadOptions, DecodeProgress, EntryRef, InspectOptions, InspectProgress, Inspection, OpenCompressedOptions } from "./inspect.js";
+export type { ExtractStats, InspectResult, WorkerFailure } from "./protocol.js";
 export { serveWorker } from "./worker.js";
 export type { WorkerScope } from "./worker.js";
 export { locationJson } from "../inspect/location-json.js";

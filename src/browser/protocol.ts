@@ -28,8 +28,14 @@ export interface InspectResult extends Inspection {
   readonly codecError?: WorkerFailure;
 }
 
+/** What reading one entry cost: bytes read from the file, and compressed bundles decoded (0 when kept from before). */
+export interface ExtractStats {
+  readonly bytesRead: number;
+  readonly decoded: number;
+}
+
 export type WorkerReply =
   | { readonly id: number; readonly op: "progress"; readonly progress: InspectProgress }
   | { readonly id: number; readonly op: "inspected"; readonly result: InspectResult }
-  | { readonly id: number; readonly op: "extracted"; readonly bytes: Uint8Array }
+  | { readonly id: number; readonly op: "extracted"; readonly bytes: Uint8Array; readonly stats: ExtractStats }
   | { readonly id: number; readonly op: "failed"; readonly error: WorkerFailure };

@@ -11,8 +11,8 @@ import type { Codecs } from "../compress/codecs.js";
 import { isOffloadKitError } from "../engine/errors.js";
 import { engine } from "../engine/select.js";
 import { BlobSource } from "./blob-source.js";
-import { inspectSource, readEntry } from "./inspect.js";
-import type { InspectProgress } from "./inspect.js";
+import { DecodedBundles, inspectSource, readEntry } from "./inspect.js";
+import type { DecodeProgress, InspectProgress } from "./inspect.js";
 import type { WorkerFailure, WorkerReply, WorkerRequest } from "./protocol.js";
 
 export interface WorkerScope {
@@ -38,13 +38,31 @@ async function codecs(): Promise<{ codecs?: Codecs; error?: WorkerFailure }> {
   }
 }
 
+/**
+ * Compressed bundles decoded while inspecting a file, kept for its downloads (a download then re-reads the
+ * file's headers, never decodes again). Bounded: a library of many large compressed bundles keeps the most
+ * recently used.
+ */
+const decoded = new DecodedBundles();
+
+/** What names a file across requests (each request carries its own Blob object). */
+function fileKey(file: Blob): string {
+  const named = file as Partial<File>;
+  return `${named.name ?? "blob"}\0${file.size}\0${named.lastModified ?? 0}\0`;
+}
+
 async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void> {
   const { id } = request;
   try {
     const loaded = await codecs();
     if (request.op === "extract") {
-      const bytes = readEntry(new BlobSource(request.file), request.ref, { codecs: loaded.codecs });
-      scope.postMessage({ id, op: "extracted", bytes }, [bytes.buffer as ArrayBuffer]);
+      const source = new BlobSource(request.file);
+      let decodes = 0;
+      const onDecode = (d: DecodeProgress) => {
+        if (d.decoded === d.total) decodes++;
+      };
+      const bytes = readEntry(source, request.ref, { codecs: loaded.codecs, cache: decoded, key: fileKey(request.file), onDecode });
+      scope.postMessage({ id, op: "extracted", bytes, stats: { bytesRead: source.bytesRead, decoded: decodes } }, [bytes.buffer as ArrayBuffer]);
       return;
     }
     const started = performance.now();
@@ -52,15 +70,19 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     // nothing for seconds, but its reads move on).
     let progress: InspectProgress = { bundles: 0, images: 0, offset: 0 };
     let last = -Infinity;
-    const report = (next: InspectProgress) => {
+    const report = (next: InspectProgress, force = false) => {
       progress = { ...next, offset: Math.max(progress.offset, next.offset) };
       const now = performance.now();
+      if (force) last = -Infinity;
       if (now - last < PROGRESS_INTERVAL_MS) return;
       last = now;
       scope.postMessage({ id, op: "progress", progress });
     };
     const source = new BlobSource(request.file, { onRead: (end) => report({ ...progress, offset: end }) });
-    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: report });
+    const onDecode = (d: DecodeProgress) => report({ ...progress, decoding: d }, d.decoded === d.total);
+    // A file inspected again is decoded again (its bundles may be kept from before: they are dropped).
+    decoded.forget(fileKey(request.file));
+    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: (p) => report({ ...p, decoding: undefined }), cache: decoded, key: fileKey(request.file), onDecode });
     scope.postMessage({
       id,
       op: "inspected",

@@ -1,71 +1,92 @@
 /**
  * The inspector page: files chosen or dropped are read by the offload-kit Worker (worker.js beside this
- * script, src/browser/worker.ts) a slice at a time, never whole and never uploaded; the page shows what
- * `offload-kit ls --json` reports (every bundle and entry: ID, offset, size, alignment, compressed or
- * not; offload binaries and their images; problems with their offsets), the per-target size chart of
- * `offload-kit sizes`, the verdicts of `offload-kit check` for a chosen GPU, and a download per entry.
- * Whatever goes wrong is shown where the file's results would be: never a blank page.
+ * script, src/browser/worker.ts) a slice at a time, never whole and never uploaded. Each file shows, in
+ * this order: what the chosen GPU loads of it, its summary (device bytes and their share of the file, per
+ * processor and per target ID: src/inspector/summary.ts), its problems, and its bundles, collapsed, each
+ * opening to its entries (long lists drawn only where seen: src/inspector/table.ts). A search, filter or
+ * order (src/inspector/find.ts) lists the matching entries instead. Any entry, the matches or everything
+ * downloads (a zip streamed entry by entry: src/inspector/zip.ts), and the report is the JSON
+ * `offload-kit ls --json` prints. Whatever goes wrong is shown where the file's results would be.
  */
 import { OffloadKitWorker } from "../browser/client.js";
 import type { InspectResult } from "../browser/protocol.js";
-import type { EntryRef } from "../browser/inspect.js";
+import type { InspectProgress } from "../browser/inspect.js";
 import { OffloadKitError } from "../engine/errors.js";
-import type { BundleJson, ImageJson, LocationJson } from "../inspect/location-json.js";
-import { imageTargetId } from "../inspect/locate.js";
-import { getImageKindName } from "../formats/offload-binary.js";
-import { stem } from "../llvm/path.js";
-import { describeSettings, judgeEntries, parseGpu } from "../inspect/check.js";
+import type { BundleJson, LocationJson, OffloadRunJson } from "../inspect/location-json.js";
 import type { EntryVerdict } from "../inspect/check.js";
-import { processorOf } from "../inspect/sizes.js";
-import { sizeChart } from "./chart.js";
-import { element, formatBytes, formatCount, hex } from "./dom.js";
-import { GpuPicker, VERDICT_TEXT, verdictOf } from "./gpu.js";
-import type { GpuChoice } from "./gpu.js";
+import { breakable, element, formatBytes, formatCount, formatShare, hex } from "./dom.js";
+import { FindBar } from "./find.js";
+import { NO_FILTER, Verdicts, applyFilter, isActive, rowsOf, verdictTotals } from "./model.js";
+import type { Filter, Row } from "./model.js";
+import { saveBlob, saveZip } from "./save.js";
+import { summaryView } from "./summary.js";
+import { RowTable } from "./table.js";
+import type { Column } from "./table.js";
+import type { ZipEntrySource } from "./zip.js";
+
+/** Main-thread time spent building rows before letting the page paint and take input. */
+const ROW_BUDGET_MS = 16;
+/** Bundles listed at first (and per "show more"): a library of thousands lists them in steps. */
+const BUNDLES_PER_PAGE = 100;
 
 interface Shown {
   readonly file: File;
-  readonly result: InspectResult;
   readonly section: HTMLElement;
+  readonly verdictLine: HTMLElement;
+  result?: InspectResult;
+  error?: { code: string; message: string };
+  rows: Row[];
+  rowsByBundle: Map<number, Row[]>;
+  listing?: HTMLElement;
+  /** Lists the bundles not listed yet (they come a page at a time). */
+  showAllBundles?: () => void;
+  matches?: RowTable<Row>;
+  matched: Row[];
+  zipMatches?: HTMLButtonElement;
 }
 
 const worker = new OffloadKitWorker({ url: new URL("worker.js", document.baseURI) });
 const filesView = document.getElementById("files")!;
+const liveRegion = document.getElementById("live")!;
+const gpuSummary = document.getElementById("gpu-summary")!;
 const shown: Shown[] = [];
-const picker = new GpuPicker(() => renderVerdicts());
+const verdicts = new Verdicts();
+let filter: Filter = NO_FILTER;
+const find = new FindBar((next) => {
+  filter = next;
+  refilter();
+});
+
+const VERDICT_TEXT: Record<EntryVerdict["verdict"], string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "host" };
+
+function announce(text: string): void {
+  liveRegion.textContent = text;
+}
 
 function errorText(e: unknown): string {
   if (e instanceof OffloadKitError) return `${e.code}${e.offset !== undefined ? ` at offset ${hex(e.offset)} (${e.offset})` : ""}: ${e.message}`;
   return e instanceof Error ? e.message : String(e);
 }
 
-function downloadBytes(bytes: BlobPart, name: string): void {
-  const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
-  const link = element("a", { href: url, download: name });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 30_000);
+async function entryBytes(item: Shown, row: Row): Promise<Blob | Uint8Array<ArrayBuffer>> {
+  // A plain entry is a slice of the file itself: nothing is read into memory. The rest (entries of
+  // compressed bundles, compressed images) the worker decodes, once per bundle (it keeps them).
+  if (row.range !== undefined) return item.file.slice(row.range.offset, row.range.offset + row.range.size);
+  const { bytes, bytesRead, decoded } = await worker.extractWithStats(item.file, row.ref);
+  // For tests and the benchmark: what the last decoded download cost the worker.
+  document.body.dataset.lastExtract = JSON.stringify({ bytesRead, decoded });
+  return bytes as Uint8Array<ArrayBuffer>;
 }
 
-/** `<file>-<bundle index>-<ID>`, as `offload-kit extract` names a bundle entry (':', '/', '\\', NUL become '_'). */
-function entryFileName(file: string, bundle: number, id: string): string {
-  return `${file}-${bundle}-${id}`.replace(/[:/\\\0]/g, "_");
-}
-
-/** `<stem>-<triple>-<arch>.<index>.<ext>`, as `offload-kit extract` names an image (clang-offload-packager's name, '/' as '_'). */
-function imageFileName(file: string, image: ImageJson): string {
-  return `${stem(file)}-${image.triple}-${image.arch}.${image.index}.${getImageKindName(image.imageKind)}`.replace(/\//g, "_");
-}
-
-function downloadButton(shownFile: () => File, name: string, ref: EntryRef, range: { offset: number; size: number } | undefined): HTMLButtonElement {
-  const button = element("button", { className: "download", type: "button", title: `save as ${name}` }, "download");
+function downloadButton(item: Shown, row: Row): HTMLButtonElement {
+  const what = row.kind === "entry" ? `bundle ${row.bundle} entry ${row.index}` : `offload image ${row.index}`;
+  const button = element("button", { className: "download", type: "button", title: `save as ${row.name}`, ariaLabel: `Download ${row.id} (${what} of ${item.file.name})` }, "download");
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {
-      // A plain entry is a slice of the file itself: nothing is read into memory. The rest (entries of
-      // compressed bundles, compressed images) the worker decodes.
-      if (range !== undefined) downloadBytes(shownFile().slice(range.offset, range.offset + range.size), name);
-      else downloadBytes(await worker.extract(shownFile(), ref) as Uint8Array<ArrayBuffer>, name);
+      const bytes = await entryBytes(item, row);
+      saveBlob(bytes instanceof Blob ? bytes : new Blob([bytes]), row.name);
+      announce(`Saved ${row.name}`);
     } catch (e) {
       button.replaceWith(element("span", { className: "error" }, errorText(e)));
     } finally {
@@ -75,67 +96,165 @@ function downloadButton(shownFile: () => File, name: string, ref: EntryRef, rang
   return button;
 }
 
-function bundleView(file: File, bundle: BundleJson): HTMLElement[] {
+function verdictCell(row: Row): HTMLTableCellElement {
+  const cell = element("td", { className: "verdict" });
+  paintVerdict(cell, row.id);
+  return cell;
+}
+
+function paintVerdict(cell: HTMLElement, id: string): void {
+  if (filter.gpu === undefined) {
+    cell.textContent = "";
+    cell.className = "verdict";
+    cell.title = "";
+    return;
+  }
+  const v = verdicts.of(id, filter.gpu);
+  cell.textContent = VERDICT_TEXT[v.verdict];
+  cell.className = `verdict ${v.verdict}`;
+  cell.title = v.message;
+}
+
+const ENTRY_COLUMNS: Column[] = [{ title: "#", className: "num" }, { title: "ID" }, { title: "offset", className: "num" }, { title: "size", className: "num" }, { title: "align", className: "num" }, { title: "runs?" }, { title: "" }];
+
+function entryRow(item: Shown, row: Row, withBundle: boolean): HTMLTableRowElement {
+  return element("tr", { className: row.kind, dataset: row.kind === "entry" ? { bundle: row.bundle, entry: row.index, id: row.id } : { image: row.index, id: row.id } },
+    ...(withBundle ? [element("td", { className: "num where" }, row.kind === "entry" ? String(row.bundle) : "image")] : []),
+    element("td", { className: "num index" }, String(row.index)),
+    element("td", { className: "id" }, breakable(row.id)),
+    element("td", { className: "num offset" }, hex(row.offset)),
+    element("td", { className: "num size", title: formatBytes(row.size) }, formatCount(row.size)),
+    element("td", { className: "num align" }, row.align !== undefined ? String(row.align) : ""),
+    verdictCell(row),
+    element("td", { className: "action" }, downloadButton(item, row)),
+  );
+}
+
+function imageRow(item: Shown, row: Row, run: OffloadRunJson): HTMLTableRowElement {
+  const image = run.images.find((i) => i.index === row.index)!;
+  return element("tr", { className: "image", dataset: { image: image.index, id: row.id } },
+    element("td", { className: "num" }, String(image.index)),
+    element("td", {}, image.imageKindName),
+    element("td", {}, image.offloadKindName),
+    element("td", { className: "id" }, breakable(image.triple)),
+    element("td", { className: "id" }, image.arch),
+    element("td", { className: "num offset" }, hex(image.offset)),
+    element("td", { className: "num size" }, formatCount(image.size)),
+    element("td", { className: "compressed" }, image.compressed ? "yes" : "no"),
+    verdictCell(row),
+    element("td", { className: "action" }, downloadButton(item, row)),
+  );
+}
+
+function bundleHead(bundle: BundleJson): HTMLElement {
   const c = bundle.compressed;
   const where = [bundle.section !== undefined ? `section ${bundle.section}` : "", bundle.member !== undefined ? `member ${bundle.member}` : ""].filter(Boolean).join(" of ");
-  const head = element("div", { className: "bundle-head", dataset: { bundle: bundle.index } },
+  const bytes = bundle.entries.reduce((n, e) => n + e.size, 0);
+  const head = element("summary", { className: "bundle-head", dataset: { bundle: bundle.index } },
     `Bundle ${bundle.index}: ${bundle.format === "object" ? "fat object" : `${bundle.format} bundle`} `,
     element("span", { className: "mono" }, `at ${hex(bundle.offset)}, ${formatCount(bundle.size)} bytes${bundle.align !== undefined ? `, align ${bundle.align}` : ""}, ${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}${where !== "" ? `, in ${where}` : ""}${c !== undefined ? "; offsets in its decompressed bytes" : ""}`),
+    element("span", { className: "tag" }, formatBytes(bytes)),
   );
   if (c !== undefined) {
     head.append(element("span", { className: "tag compressed", title: `stored hash ${c.storedHash}${c.recalculatedHash !== undefined ? `, contents hash ${c.recalculatedHash}` : ""}` },
       `${c.method} compressed bundle v${c.version} at ${hex(c.offset)}, ${formatCount(c.size)} bytes`));
   }
-  const table = element("table", { className: "entries" },
-    element("thead", {}, element("tr", {}, ...["#", "ID", "offset", "size", "align", "compressed", "runs?", ""].map((h) => element("th", {}, h)))));
-  const body = element("tbody");
-  bundle.entries.forEach((entry, i) => {
-    const range = c === undefined ? { offset: entry.offset, size: entry.size } : undefined;
-    body.append(element("tr", { className: "entry", dataset: { bundle: bundle.index, entry: i, id: entry.id } },
-      element("td", { className: "num" }, String(i)),
-      element("td", { className: "id" }, entry.id),
-      element("td", { className: "num offset" }, hex(entry.offset)),
-      element("td", { className: "num size", title: formatBytes(entry.size) }, formatCount(entry.size)),
-      element("td", { className: "num align" }, String(entry.align)),
-      element("td", { className: "compressed" }, c === undefined ? "no" : `yes (${c.method})`),
-      element("td", { className: "verdict" }),
-      element("td", {}, downloadButton(() => file, entryFileName(file.name, bundle.index, entry.id), { bundle: bundle.index, entry: i }, range)),
-    ));
+  return head;
+}
+
+/** A collapsed bundle: its entries are drawn when it is opened. */
+function bundleView(item: Shown, bundle: BundleJson): HTMLDetailsElement {
+  const details = element("details", { className: "bundle" }, bundleHead(bundle));
+  details.addEventListener("toggle", () => {
+    if (!details.open || details.querySelector(".table-wrap") !== null) return;
+    const rows = item.rowsByBundle.get(bundle.index) ?? [];
+    details.append(new RowTable(ENTRY_COLUMNS, rows, (r) => entryRow(item, r, false), "entries stack", `Entries of bundle ${bundle.index}`).root);
   });
-  table.append(body);
-  return [head, table];
+  return details;
 }
 
-function imagesView(file: File, report: LocationJson): HTMLElement[] {
-  const views: HTMLElement[] = [];
-  for (const run of report.offloadBinaries) {
-    views.push(element("div", { className: "bundle-head" }, `Offload binaries `,
-      element("span", { className: "mono" }, `at ${hex(run.offset)}, ${formatCount(run.size)} bytes, ${run.binaries} binar${run.binaries === 1 ? "y" : "ies"}${run.section !== undefined ? `, in section ${run.section}` : ""}${run.member !== undefined ? ` of member ${run.member}` : ""}`)));
-    const table = element("table", { className: "images" },
-      element("thead", {}, element("tr", {}, ...["#", "kind", "producer", "triple", "arch", "offset", "size", "compressed", "runs?", ""].map((h) => element("th", {}, h)))));
-    const body = element("tbody");
-    for (const image of run.images) {
-      const range = image.compressed ? undefined : { offset: image.offset, size: image.size };
-      body.append(element("tr", { className: "image", dataset: { image: image.index, id: imageTargetId(image) } },
-        element("td", { className: "num" }, String(image.index)),
-        element("td", {}, image.imageKindName),
-        element("td", {}, image.offloadKindName),
-        element("td", { className: "id" }, image.triple),
-        element("td", { className: "id" }, image.arch),
-        element("td", { className: "num offset" }, hex(image.offset)),
-        element("td", { className: "num size" }, formatCount(image.size)),
-        element("td", { className: "compressed" }, image.compressed ? "yes" : "no"),
-        element("td", { className: "verdict" }),
-        element("td", {}, downloadButton(() => file, imageFileName(file.name, image), { image: image.index }, range)),
-      ));
-    }
-    table.append(body);
-    views.push(table);
+function imagesView(item: Shown, report: LocationJson): HTMLDetailsElement[] {
+  const byIndex = new Map(item.rows.filter((r) => r.kind === "image").map((r) => [r.index, r]));
+  return report.offloadBinaries.map((run) => {
+    const details = element("details", { className: "bundle images-run" }, element("summary", { className: "bundle-head" }, "Offload binaries ",
+      element("span", { className: "mono" }, `at ${hex(run.offset)}, ${formatCount(run.size)} bytes, ${run.binaries} binar${run.binaries === 1 ? "y" : "ies"}, ${run.images.length} image${run.images.length === 1 ? "" : "s"}${run.section !== undefined ? `, in section ${run.section}` : ""}${run.member !== undefined ? ` of member ${run.member}` : ""}`)));
+    details.addEventListener("toggle", () => {
+      if (!details.open || details.querySelector(".table-wrap") !== null) return;
+      const rows = run.images.map((i) => byIndex.get(i.index)!);
+      const columns: Column[] = ["#", "kind", "producer", "triple", "arch", "offset", "size", "compressed", "runs?", ""].map((title) => ({ title }));
+      details.append(new RowTable(columns, rows, (r) => imageRow(item, r, run), "images stack", "Offload images").root);
+    });
+    return details;
+  });
+}
+
+/** The bundles, a page at a time, then the offload binaries. */
+function bundlesListing(item: Shown, report: LocationJson): HTMLElement {
+  const list = element("div", { className: "bundles" });
+  let next = 0;
+  const more = element("button", { type: "button", className: "more" });
+  const showMore = () => {
+    const end = Math.min(report.bundles.length, next + BUNDLES_PER_PAGE);
+    more.before(...report.bundles.slice(next, end).map((b) => bundleView(item, b)));
+    next = end;
+    more.hidden = next >= report.bundles.length;
+    more.textContent = `Show ${Math.min(BUNDLES_PER_PAGE, report.bundles.length - next)} more bundles (${formatCount(report.bundles.length - next)} not shown)`;
+  };
+  more.addEventListener("click", showMore);
+  list.append(more, ...imagesView(item, report));
+  showMore();
+  item.showAllBundles = () => {
+    while (next < report.bundles.length) showMore();
+  };
+  return list;
+}
+
+/** Opens every bundle, a few per frame (111 bundles of 8 rows drawn at once would block for a while). */
+async function expandAll(item: Shown, button: HTMLButtonElement): Promise<void> {
+  button.disabled = true;
+  item.showAllBundles?.();
+  const closed = Array.from(item.section.querySelectorAll<HTMLDetailsElement>("details.bundle:not([open])"));
+  for (let i = 0; i < closed.length; i += 16) {
+    for (const d of closed.slice(i, i + 16)) d.open = true;
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   }
-  return views;
+  button.disabled = false;
+  item.section.dataset.expanded = "1";
 }
 
-function summaryText(result: InspectResult): string {
+function zipEntries(item: Shown, rows: readonly Row[]): AsyncIterable<ZipEntrySource> {
+  return (async function* () {
+    for (const row of rows) yield { name: row.name, data: await entryBytes(item, row) };
+  })();
+}
+
+function zipButton(item: Shown, label: string, rows: () => readonly Row[], zipName: () => string): HTMLButtonElement {
+  const button = element("button", { type: "button", className: "zip" }, label);
+  button.addEventListener("click", async () => {
+    const chosen = rows();
+    const total = chosen.reduce((n, r) => n + r.size, 0);
+    const text = button.textContent;
+    button.disabled = true;
+    try {
+      const how = await saveZip(zipName(), zipEntries(item, chosen), (p) => {
+        button.textContent = `Zipping: ${p.entries} of ${chosen.length} (${formatShare(Math.min(p.bytes, total), total)})`;
+      });
+      announce(how === "cancelled" ? "Download cancelled" : `Saved ${chosen.length} entries of ${item.file.name} as a zip`);
+    } catch (e) {
+      button.after(element("span", { className: "error" }, errorText(e)));
+    } finally {
+      button.textContent = text;
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+function fileStem(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]+/g, "_");
+}
+
+function statusText(result: InspectResult): string {
   const r = result.report;
   const entries = r.bundles.reduce((n, b) => n + b.entries.length, 0);
   const images = r.offloadBinaries.reduce((n, run) => n + run.images.length, 0);
@@ -144,104 +263,216 @@ function summaryText(result: InspectResult): string {
   return `${parts.join(", ")} in ${formatBytes(r.size)} (${r.container}); read ${formatBytes(result.bytesRead)} in ${result.reads} reads (${Math.round(result.readMilliseconds)} ms), ${Math.round(result.milliseconds)} ms in all (${result.engine} engine)`;
 }
 
-function renderResult(file: File, section: HTMLElement, result: InspectResult): void {
+function paintFileVerdict(item: Shown): void {
+  const line = item.verdictLine;
+  if (filter.gpu === undefined || item.result === undefined) {
+    line.hidden = true;
+    return;
+  }
+  const t = verdictTotals(item.rows, filter.gpu, verdicts);
+  line.hidden = false;
+  line.className = `verdict-line ${t.device === 0 ? "" : t.loadable === 0 ? "none" : "some"}`;
+  line.textContent = t.device === 0
+    ? `No device code for ${filter.gpu.canonical} to load.`
+    : `${formatCount(t.loadable)} of ${formatCount(t.device)} device entries load on ${filter.gpu.canonical} (${formatBytes(t.bytes)})`;
+}
+
+function paintListing(item: Shown): void {
+  const r = item.result;
+  if (r === undefined) return;
+  if (!isActive(filter)) {
+    if (item.listing === undefined || item.matches !== undefined) {
+      item.matches = undefined;
+      const list = bundlesListing(item, r.report);
+      item.listing?.replaceWith(list);
+      item.listing = list;
+    }
+    if (item.zipMatches !== undefined) item.zipMatches.hidden = true;
+    return;
+  }
+  item.matched = applyFilter(item.rows, filter, verdicts);
+  if (item.zipMatches !== undefined) {
+    item.zipMatches.hidden = false;
+    item.zipMatches.textContent = `Download ${formatCount(item.matched.length)} matching as zip`;
+  }
+  const count = `${formatCount(item.matched.length)} of ${formatCount(item.rows.length)} entries match`;
+  if (item.matches === undefined) {
+    const columns: Column[] = [{ title: "bundle", className: "num" }, ...ENTRY_COLUMNS];
+    item.matches = new RowTable(columns, item.matched, (row) => entryRow(item, row, true), "entries matches stack", "Matching entries");
+    const view = element("div", { className: "matches" }, element("p", { className: "match-count" }, count), item.matches.root);
+    item.listing?.replaceWith(view);
+    item.listing = view;
+  } else {
+    item.listing!.querySelector(".match-count")!.textContent = count;
+    item.matches.setRows(item.matched);
+  }
+}
+
+function refilter(): void {
+  for (const item of shown) {
+    paintFileVerdict(item);
+    paintListing(item);
+  }
+  for (const row of Array.from(document.querySelectorAll<HTMLElement>("tr.entry, tr.image"))) paintVerdict(row.querySelector(".verdict")!, row.dataset.id!);
+  if (filter.gpu === undefined) {
+    gpuSummary.textContent = "";
+  } else {
+    let loadable = 0;
+    let device = 0;
+    for (const item of shown) {
+      const t = verdictTotals(item.rows, filter.gpu, verdicts);
+      loadable += t.loadable;
+      device += t.device;
+    }
+    gpuSummary.textContent = `${loadable} of ${device} device entries load on ${filter.gpu.canonical}`;
+  }
+  const matching = shown.reduce((n, s) => n + (isActive(filter) ? s.matched.length : s.rows.length), 0);
+  document.body.dataset.filterRuns = String(Number(document.body.dataset.filterRuns ?? 0) + 1);
+  if (isActive(filter)) announce(`${formatCount(matching)} entries match`);
+}
+
+function offerChoices(): void {
+  const processors = new Set<string>();
+  const targets = new Set<string>();
+  const kinds = new Set<string>();
+  const gpus = new Set<string>();
+  for (const item of shown) {
+    for (const p of item.result?.sizes.processors ?? []) if (p.id !== "host") processors.add(p.id);
+    // The largest target IDs (a select of thousands helps no one; the search finds the rest).
+    for (const t of (item.result?.sizes.targets ?? []).slice(0, 300)) targets.add(t.id);
+    for (const row of item.rows) {
+      kinds.add(row.offloadKind);
+      if (row.processor !== "host") gpus.add(row.id.slice(row.id.lastIndexOf("--") >= 0 ? row.id.lastIndexOf("--") + 2 : row.id.lastIndexOf("-") + 1));
+    }
+  }
+  find.offerChoices([...processors].sort(), [...targets].sort(), [...kinds].sort());
+  find.offerGpus([...gpus].filter((g) => /^(gfx|sm_)/.test(g)).sort());
+  document.getElementById("find")!.hidden = false;
+}
+
+function progressText(file: File, p: InspectProgress): { text: string; value: number; max: number } {
+  if (p.decoding !== undefined) {
+    const d = p.decoding;
+    return { text: `Decoding the compressed bundle at ${hex(d.offset)}: ${formatBytes(d.decoded)} of ${formatBytes(d.total)} (${p.bundles} bundle${p.bundles === 1 ? "" : "s"} found)`, value: d.decoded, max: Math.max(1, d.total) };
+  }
+  return { text: `Reading… at ${formatBytes(p.offset)} of ${formatBytes(file.size)}: ${p.bundles} bundle${p.bundles === 1 ? "" : "s"}${p.images > 0 ? `, ${p.images} images` : ""} so far`, value: p.offset, max: Math.max(1, file.size) };
+}
+
+const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
+async function renderResult(item: Shown, result: InspectResult, status: HTMLElement, bar: HTMLProgressElement): Promise<void> {
   const r = result.report;
-  const status = section.querySelector(".status")!;
-  status.className = "status done";
-  status.textContent = summaryText(result);
+  const { section } = item;
+  status.textContent = "Drawing…";
+  bar.removeAttribute("value");
   if (result.codecError !== undefined) section.append(element("div", { className: "error" }, `Compressed data cannot be read here: ${result.codecError.message}`));
+  section.append(summaryView(result.sizes, r.bundles.length));
+  // The totals are on screen before the rest is built (the first paint a person waits for).
+  document.body.dataset.summaryShown = String(Number(document.body.dataset.summaryShown ?? 0) + 1);
+  await nextFrame();
+  // For tests and the benchmark: when the first file's totals were painted, from the files being chosen.
+  document.body.dataset.summaryMs ??= String(Math.round(performance.now() - runStarted));
+  // The rows, a slice of time at a time (100,000 entries take longer than a frame).
+  const rows = rowsOf(r, item.file.name, new Set(result.sizes.processors.map((p) => p.id)));
+  for (let done = false; !done;) {
+    const until = performance.now() + ROW_BUDGET_MS;
+    while (performance.now() < until) {
+      const next = rows.next();
+      if ((done = next.done === true)) break;
+      const row = next.value;
+      item.rows.push(row);
+      if (row.kind !== "entry") continue;
+      let list = item.rowsByBundle.get(row.bundle);
+      if (list === undefined) item.rowsByBundle.set(row.bundle, (list = []));
+      list.push(row);
+    }
+    if (!done) await nextFrame();
+  }
+  item.result = result;
   if (r.bundles.length === 0 && r.offloadBinaries.length === 0) section.append(element("p", { className: "empty" }, "No offload bundles or offload binaries found."));
   if (r.problems.length > 0) {
     section.append(element("h3", {}, "Problems"), element("ul", { className: "problems" },
       ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`))));
   }
-  if (result.sizes.targets.length > 0) section.append(element("h3", {}, "Bytes per target"), sizeChart(result.sizes.targets));
-  const details = element("div", { className: "bundles" });
-  for (const bundle of r.bundles) details.append(...bundleView(file, bundle));
-  details.append(...imagesView(file, r));
-  section.append(details);
-}
-
-function renderVerdicts(): void {
-  let choice: GpuChoice | undefined;
-  const summary = document.getElementById("gpu-summary")!;
-  try {
-    choice = picker.choice();
-  } catch (e) {
-    summary.textContent = errorText(e);
-    return;
+  if (item.rows.length > 0) {
+    const expand = element("button", { type: "button", className: "expand-all" }, "Expand all");
+    expand.addEventListener("click", () => void expandAll(item, expand));
+    item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.file.name)}-matching.zip`);
+    item.zipMatches.hidden = true;
+    section.append(element("div", { className: "file-actions" }, expand,
+      zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.file.name)}-entries.zip`), item.zipMatches));
   }
-  let device = 0;
-  let loadable = 0;
-  const verdicts: EntryVerdict[] = [];
-  for (const row of Array.from(document.querySelectorAll<HTMLElement>("tr.entry, tr.image"))) {
-    const cell = row.querySelector(".verdict")!;
-    if (choice === undefined) {
-      cell.textContent = "";
-      cell.className = "verdict";
-      continue;
-    }
-    const verdict = verdictOf(row.dataset.id!, choice);
-    cell.textContent = VERDICT_TEXT[verdict.verdict];
-    cell.className = `verdict ${verdict.verdict}`;
-    (cell as HTMLElement).title = verdict.message;
-    if (verdict.verdict !== "host") device++;
-    if (verdict.verdict === "loadable") loadable++;
-    verdicts.push(verdict);
-  }
-  if (choice === undefined) {
-    summary.textContent = "";
-    return;
-  }
-  // As `offload-kit check` counts them: with a feature left unset, per setting of it.
-  const { unstated, cases } = judgeEntries(verdicts);
-  const perSetting = unstated.length === 0 ? "" : `; ${cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ")}`;
-  summary.textContent = `${loadable} of ${device} device entries load on ${choice.gpu.canonical}${choice.kind !== undefined ? ` (${choice.kind})` : ""}${perSetting}`;
-}
-
-function offerProcessors(): void {
-  const found: string[] = [];
-  for (const { result } of shown) {
-    const ids = [...result.report.bundles.flatMap((b) => b.entries.map((e) => e.id)), ...result.report.offloadBinaries.flatMap((run) => run.images.map(imageTargetId))];
-    for (const id of ids) {
-      const processor = processorOf(id);
-      try {
-        parseGpu(processor);
-        found.push(processor);
-      } catch {
-        // Not a processor a GPU can be (host, a bare triple): not offered.
-      }
-    }
-  }
-  picker.fill(found);
-  document.getElementById("gpu")!.hidden = false;
+  paintListing(item);
+  if (item.listing !== undefined) section.append(item.listing);
+  paintFileVerdict(item);
+  status.className = "status done";
+  status.textContent = statusText(result);
+  // For tests and the benchmark: the file is read once at most (bytes read never above its size).
+  section.dataset.bytesRead = String(result.bytesRead);
+  bar.hidden = true;
 }
 
 async function inspectFile(file: File): Promise<void> {
   const status = element("p", { className: "status busy" }, `Reading ${formatBytes(file.size)}…`);
-  const section = element("section", { className: "file", dataset: { name: file.name } }, element("h2", {}, file.name), status);
+  const bar = element("progress", { className: "bar", max: Math.max(1, file.size), value: 0, ariaLabel: `Reading ${file.name}` });
+  const verdictLine = element("p", { className: "verdict-line", hidden: true });
+  const section = element("section", { className: "file", dataset: { name: file.name } }, element("h2", {}, breakable(file.name)), bar, status, verdictLine);
   filesView.append(section);
+  const item: Shown = { file, section, verdictLine, rows: [], rowsByBundle: new Map(), matched: [] };
+  shown.push(item);
+  announce(`Reading ${file.name}`);
   try {
     const result = await worker.inspect(file, {
       onProgress: (p) => {
-        status.textContent = `Reading… at ${formatBytes(p.offset)} of ${formatBytes(file.size)}: ${p.bundles} bundle${p.bundles === 1 ? "" : "s"}${p.images > 0 ? `, ${p.images} images` : ""} so far`;
+        const { text, value, max } = progressText(file, p);
+        status.textContent = text;
+        bar.max = max;
+        bar.value = value;
       },
     });
-    renderResult(file, section, result);
-    shown.push({ file, result, section });
-    offerProcessors();
-    renderVerdicts();
+    await renderResult(item, result, status, bar);
+    offerChoices();
+    refilter();
+    announce(`${file.name}: ${statusText(result).split(";")[0]}`);
   } catch (e) {
+    bar.hidden = true;
     status.className = "status failed";
     status.textContent = "Could not read this file.";
+    item.error = e instanceof OffloadKitError ? { code: e.code, message: e.message } : { code: "INTERNAL", message: errorText(e) };
     section.append(element("div", { className: "error", dataset: { code: e instanceof OffloadKitError ? e.code : "" } }, errorText(e)));
+    announce(`${file.name}: could not be read`);
   }
 }
 
+/** The report as `offload-kit ls --json` prints it for the files shown (paths as the files' names). */
+function reportJson(): string {
+  const files: (LocationJson | { path: string; error: { code: string; message: string } })[] = [];
+  for (const item of shown) {
+    if (item.result !== undefined) files.push(item.result.report);
+    else if (item.error !== undefined) files.push({ path: item.file.name, error: item.error });
+  }
+  return `${JSON.stringify({ files }, null, 2)}\n`;
+}
+
+document.getElementById("save-json")!.addEventListener("click", () => {
+  saveBlob(new Blob([reportJson()], { type: "application/json" }), shown.length === 1 ? `${fileStem(shown[0]!.file.name)}.ls.json` : "offload-kit-ls.json");
+  announce("Saved the report");
+});
+document.getElementById("copy-json")!.addEventListener("click", async () => {
+  try {
+    await navigator.clipboard.writeText(reportJson());
+    announce("Copied the report as offload-kit ls --json prints it");
+  } catch (e) {
+    announce(`Could not copy: ${errorText(e)}`);
+  }
+});
+
 let runs = 0;
+let runStarted = 0;
 
 async function inspectFiles(files: Iterable<File>): Promise<void> {
-  const started = performance.now();
+  const started = (runStarted = performance.now());
+  delete document.body.dataset.summaryMs;
   for (const file of files) await inspectFile(file);
   // For tests and the benchmark: how many batches of files are shown, and how long the last took.
   document.body.dataset.lastRunMs = String(Math.round(performance.now() - started));
@@ -255,6 +486,12 @@ input.addEventListener("change", () => {
   void inspectFiles(files);
 });
 const drop = document.getElementById("drop")!;
+drop.addEventListener("click", () => input.click());
+drop.addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" && event.key !== " ") return;
+  event.preventDefault();
+  input.click();
+});
 drop.addEventListener("dragover", (event) => {
   event.preventDefault();
   drop.classList.add("over");
