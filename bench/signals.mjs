@@ -90,8 +90,12 @@ scenarios.push({ name: "offload-bundler -compress 600 MB", argv: (out) => [proce
 if (existsSync(NATIVE_BUNDLER)) scenarios.push({ name: "clang-offload-bundler-19 -compress 600 MB", native: true, argv: (out) => [NATIVE_BUNDLER, ...bundleArgs(out)] });
 if (existsSync(LIBRARY)) scenarios.push({ name: "offload-kit extract librocsparse", argv: (out) => [process.execPath, ours("offload-kit"), "extract", `--out-dir=${out}`, LIBRARY] });
 const sparse = join(dir, "sparse.bin");
+// Just under 4 GiB of holes and one byte at the end: a real image (an all-zero one is written as
+// zeroinitializer in no time; past 4 GiB one is refused), so the run is still writing when the signal comes.
+const SPARSE_SIZE = 4 * 1024 ** 3 - (1 << 20);
 const fd = openSync(sparse, "w");
-ftruncateSync(fd, 4 * 1024 ** 3);
+ftruncateSync(fd, SPARSE_SIZE);
+writeSync(fd, new Uint8Array([1]), 0, 1, SPARSE_SIZE - 1);
 closeSync(fd);
 scenarios.push({ name: "offload-wrapper 4 GiB sparse image", argv: (out) => [process.execPath, ours("offload-wrapper"), "--kind=openmp", "-o", join(out, "out.bc"), sparse] });
 

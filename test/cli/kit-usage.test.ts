@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { scratchDir } from "./harness.js";
+import { HANG_MS } from "../limits.js";
 
 const BIN = new URL("../../dist/bin/", import.meta.url).pathname;
 const HOST = "host-x86_64-unknown-linux-gnu-";
@@ -16,7 +17,7 @@ const enc = (s: string) => new TextEncoder().encode(s);
 
 function run(cwd: string, args: string[], tool = "offload-kit") {
   // A generous limit: a hang (the /proc/x case) shows as a null status, not as a slow test.
-  const result = spawnSync(process.execPath, [join(BIN, `${tool}.js`), ...args], { cwd, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" });
+  const result = spawnSync(process.execPath, [join(BIN, `${tool}.js`), ...args], { cwd, encoding: "utf8", timeout: HANG_MS, killSignal: "SIGKILL" });
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -31,7 +32,7 @@ describe("offload-kit exit statuses", () => {
   it("2 for each kind of usage error, with one diagnostic on stderr", () => {
     const dir = workdir();
     const cases: [string[], RegExp][] = [
-      [[], /^offload-kit: inspect, check and extract/],
+      [[], /^offload-kit: inspect, check, extract and prune/],
       [["frob"], /offload-kit(\.js)?: error: unknown command 'frob'/],
       [["ls", "--bogus", "a.bc"], /ls: Unknown command line argument '--bogus'/],
       [["unbundle", "--jobs=many", `-targets=${G906}`, "--out-dir=o", "a.bc"], /for the --jobs option: 'many' value invalid/],
@@ -114,7 +115,7 @@ describe("--out-dir that cannot be made or written", () => {
     mkdirSync(join(dir, "ro"));
     const asUser = (args: string[]) => {
       if (!root) return run(dir, args);
-      const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, join(BIN, "offload-kit.js"), ...args], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+      const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, join(BIN, "offload-kit.js"), ...args], { cwd: dir, encoding: "utf8", timeout: HANG_MS });
       return { status: r.status, stderr: r.stderr };
     };
     if (root) {

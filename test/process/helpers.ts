@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { hasNative, nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 export const BIN = new URL("../../dist/bin/", import.meta.url).pathname;
 
@@ -39,6 +40,6 @@ export interface ShellRun {
 export function bash(script: string, cwd: string, env: Record<string, string> = {}): ShellRun {
   const environment: Record<string, string | undefined> = { ...process.env, ...env };
   delete environment.NODE_EXTRA_CA_CERTS;
-  const result = spawnSync("bash", ["-c", script], { cwd, env: environment, timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync("bash", ["-c", script], { cwd, env: environment, timeout: HANG_MS, maxBuffer: 256 * 1024 * 1024 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr.toString("utf8") };
 }
