@@ -243,6 +243,20 @@ export interface CheckRun {
 }
 
 /**
+ * Whether a path named on the command line is a directory, following a link as `find -H` does. A path that
+ * cannot be looked at (under a file, a loop of links, behind a folder without search permission) is not:
+ * it is checked as a file, whose open then fails with the reason, as a per-file error.
+ */
+function namedDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === undefined) throw e;
+    return false;
+  }
+}
+
+/**
  * Checks files and directories: a file given by name is an input (a symbolic link to it is followed);
  * in a directory (a link to one, given by name, is followed too), each offload file is.
  */
@@ -255,8 +269,7 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
   /** Files (device:inode) found to be inputs, so a directory walked again still counts them. */
   const offloadKeys = new Set<string>();
   for (const path of paths) {
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (stat?.isDirectory()) {
+    if (namedDirectory(path)) {
       const walk = walkDirectory(path, seen);
       unreadable.push(...walk.errors);
       let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
