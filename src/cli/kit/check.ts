@@ -18,7 +18,7 @@ import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, usageError } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
@@ -95,13 +95,8 @@ function formatInput(input: CheckedInput, gpu: GpuConfig): string {
   return out;
 }
 
-/** `'<path>': <strerror>` already names the file; other messages get it in front. */
-function withPath(path: string, message: string): string {
-  return message.startsWith(`'${path}'`) ? message : `${path}: ${message}`;
-}
-
 function reportProblems(io: CliIO, name: string, input: CheckedInput): void {
-  if (input.error !== undefined) printError(io, name, withPath(input.path, input.error.message));
+  if (input.error !== undefined) printError(io, name, inputMessage(input.path, input.error.message));
   // The error is the first problem when nothing else was found; the rest are warnings either way.
   const warnings = input.error !== undefined ? input.problems.slice(1) : input.problems;
   for (const p of warnings) printWarning(io, name, `${input.path}: at ${hex(p.offset)}: ${p.message}`);
