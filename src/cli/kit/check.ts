@@ -18,7 +18,7 @@ import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
@@ -53,7 +53,7 @@ function runOk(run: CheckRun): boolean {
 
 function headline(input: CheckedInput, gpu: GpuConfig): string {
   if (input.kind === "none") return `${input.path}: no offload bundles or offload binaries`;
-  const count = `${input.deviceEntries} device entr${input.deviceEntries === 1 ? "y" : "ies"}`;
+  const count = plural(input.deviceEntries, "device entry", "device entries");
   const { unstated, cases } = input.judgement;
   if (unstated.length === 0) return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}`;
   // Entries that load whatever the setting are counted in every case.
@@ -143,15 +143,11 @@ function json(run: CheckRun, gpu: GpuConfig): unknown {
   };
 }
 
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
 function conclusion(run: CheckRun, gpu: GpuConfig): string {
   const unstated = [...new Set(run.inputs.flatMap((i) => i.judgement.unstated))].sort();
   const whichever = unstated.length === 0 ? "" : `, whichever way ${unstated.join(" and ")} ${unstated.length === 1 ? "is" : "are"} set`;
   const notes: string[] = [];
-  if (run.skipped.length > 0) notes.push(`${plural(run.skipped.length, "other file", "other files")} skipped`);
+  if (run.skipped.length > 0) notes.push(`${plural(run.skipped.length, "other file")} skipped`);
   if (run.unreadable.length > 0) notes.push(`${plural(run.unreadable.length, "entry", "entries")} could not be read`);
   const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
   const failing = run.inputs.filter((i) => !inputOk(i)).length + run.emptyDirectories.length;

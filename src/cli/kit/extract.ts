@@ -19,7 +19,7 @@ import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
@@ -102,8 +102,8 @@ export const extract: Subcommand = {
       } else {
         const bytes = outputs.reduce((n, o) => n + o.size, 0);
         const seconds = (performance.now() - started) / 1000;
-        const inputs = `${files.length - errors.length} of ${files.length} file${files.length === 1 ? "" : "s"}`;
-        io.stdout(`extracted ${outputs.length} output${outputs.length === 1 ? "" : "s"} (${bytes} bytes) from ${inputs} into ${outDir} in ${seconds.toFixed(2)} s\n`);
+        const inputs = `${files.length - errors.length} of ${plural(files.length, "file")}`;
+        io.stdout(`extracted ${plural(outputs.length, "output")} (${bytes} bytes) from ${inputs} into ${outDir} in ${seconds.toFixed(2)} s\n`);
       }
       return errors.length > 0 ? 1 : 0;
     });
