@@ -12,7 +12,7 @@
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
 import { checkNameCollisions, normaliseBatchTargets } from "../../node/batch.js";
-import { checkWritableDirectory, makeDirectories, removeDirectories } from "../../node/directories.js";
+import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
 import { extractFile } from "../../node/extract.js";
 import type { ExtractedOutput } from "../../node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
@@ -63,10 +63,9 @@ export const extract: Subcommand = {
       // Both refuse before anything is written.
       if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
       checkNameCollisions(files);
-      const created = makeDirectories(outDir);
       // A folder asked for that takes no files is one error now, not one per input; the current folder (the
       // default) is not probed, since `--image=file=` outputs may all go elsewhere.
-      if (stringValue(values, "out-dir") !== "") checkWritableDirectory(outDir);
+      const created = prepareOutputDirectory(outDir, stringValue(values, "out-dir") !== "");
       const started = performance.now();
       const outputs: ExtractedOutput[] = [];
       const problems: (ScanProblem & { file: string })[] = [];

@@ -8,7 +8,7 @@ import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { locate } from "../../inspect/locate.js";
 import { unbundleBatch } from "../../node/batch.js";
-import { checkWritableDirectory, makeDirectories, removeDirectories } from "../../node/directories.js";
+import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
 import { withFile } from "../../node/file-source.js";
 import type { BatchFileResult } from "../../node/batch.js";
 import { flagValue, listValue, numberValue, stringValue } from "../args.js";
@@ -85,8 +85,7 @@ export const unbundle: Subcommand = {
     let failure: unknown;
     let created: string[] = [];
     try {
-      created = makeDirectories(outDir);
-      checkWritableDirectory(outDir);
+      created = prepareOutputDirectory(outDir);
       results = await unbundleBatch(files, {
         targets,
         type: stringValue(values, "type") || undefined,
