@@ -258,6 +258,11 @@ export function judgeEntries(verdicts: readonly EntryVerdict[]): FileJudgement {
   return { ok: cases.every((c) => c.loadable > 0), unstated, cases };
 }
 
+/** `1 with xnack off (-), 1 with xnack on (+)`: the entries that load under each setting, for reports. */
+export function describeCases(cases: readonly SettingCase[]): string {
+  return cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ");
+}
+
 /** `xnack on (+) and sramecc off (-)`, for reports. */
 export function describeSettings(settings: Readonly<Record<string, boolean>>): string {
   return Object.entries(settings).map(([feature, on]) => `${feature} ${onOff(on)}`).join(" and ");

@@ -14,7 +14,7 @@ import type { BundleJson, ImageJson, LocationJson } from "../inspect/location-js
 import { imageTargetId } from "../inspect/locate.js";
 import { getImageKindName } from "../formats/offload-binary.js";
 import { stem } from "../llvm/path.js";
-import { describeSettings, judgeEntries, parseGpu } from "../inspect/check.js";
+import { describeCases, judgeEntries, parseGpu } from "../inspect/check.js";
 import type { EntryVerdict } from "../inspect/check.js";
 import { processorOf } from "../inspect/sizes.js";
 import { sizeChart } from "./chart.js";
@@ -195,7 +195,7 @@ function renderVerdicts(): void {
   }
   // As `offload-kit check` counts them: with a feature left unset, per setting of it.
   const { unstated, cases } = judgeEntries(verdicts);
-  const perSetting = unstated.length === 0 ? "" : `; ${cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ")}`;
+  const perSetting = unstated.length === 0 ? "" : `; ${describeCases(cases)}`;
   summary.textContent = `${loadable} of ${device} device entries load on ${choice.gpu.canonical}${choice.kind !== undefined ? ` (${choice.kind})` : ""}${perSetting}`;
 }
 

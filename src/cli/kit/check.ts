@@ -10,7 +10,7 @@
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { CHECK_KINDS, describeSettings, parseGpu } from "../../inspect/check.js";
+import { CHECK_KINDS, describeCases, parseGpu } from "../../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
 import { checkPaths } from "../../node/check.js";
 import type { CheckRun, CheckedEntry, CheckedInput } from "../../node/check.js";
@@ -57,8 +57,7 @@ function headline(input: CheckedInput, gpu: GpuConfig): string {
   const { unstated, cases } = input.judgement;
   if (unstated.length === 0) return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}`;
   // Entries that load whatever the setting are counted in every case.
-  const perSetting = cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ");
-  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${perSetting}`;
+  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${describeCases(cases)}`;
 }
 
 function table(rows: string[][], right: readonly boolean[]): string {
