@@ -184,10 +184,8 @@ export interface WalkError {
 }
 
 export interface Walk {
-  /** Regular files, each once (by device and inode), in walk order (names sorted, depth first). */
-  readonly files: string[];
-  /** The device:inode of each file, as `files`. */
-  readonly keys: string[];
+  /** Regular files, each once (`key`: device:inode), in walk order (names sorted, depth first). */
+  readonly files: { readonly path: string; readonly key: string }[];
   /** Files met again (a second link, or a directory walked twice in one run), by device:inode. */
   readonly repeats: string[];
   readonly errors: WalkError[];
@@ -203,7 +201,7 @@ function walkError(path: string, e: unknown): WalkError {
  * The regular files below `dir`, as `find DIR -type f` (without -L) reaches them, except that a link to
  * a file counts under the file it points to; `seen` (device:inode) spans the walks of one run.
  */
-export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], keys: [], repeats: [], errors: [] }): Walk {
+export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], repeats: [], errors: [] }): Walk {
   let names: string[];
   try {
     names = readdirSync(dir).sort();
@@ -242,8 +240,7 @@ export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: 
         continue;
       }
       seen.add(key);
-      walk.files.push(file);
-      walk.keys.push(key);
+      walk.files.push({ path: file, key });
     }
   }
   return walk;
@@ -291,7 +288,7 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
       const walk = walkDirectory(path, seen);
       unreadable.push(...walk.errors);
       let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
-      for (const [i, file] of walk.files.entries()) {
+      for (const { path: file, key } of walk.files) {
         const checked = checkWith(file, verdict, options);
         // In a directory, only files that hold offload code are inputs (a host-only library is not), and a
         // file that cannot be read is an unreadable entry of the walk, as find reports it.
@@ -299,7 +296,7 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
         else if (!checked.offloadFile) skipped.push(file);
         else {
           inputs.push(checked);
-          offloadKeys.add(walk.keys[i]!);
+          offloadKeys.add(key);
           found++;
         }
       }
