@@ -136,10 +136,11 @@ describe("--out-dir that cannot be made or written", () => {
   it.skipIf(process.platform !== "linux" || (root && !setpriv))("a folder made but not writable (umask 0222) is removed again", () => {
     const dir = workdir();
     if (root) chownSync(dir, 65534, 65534);
-    // The umask is set by a shell that then becomes node, as the user (nobody, when the tests run as root).
+    // A shell sets the umask, then becomes node as the user (nobody, through setpriv, when the tests run as root;
+    // the shell runs first, since nobody may not reach a node installed under /root).
     const prefix = root ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
     const umasked = (args: string[]) => {
-      const command = [...prefix, "sh", "-c", 'umask 222 && exec "$0" "$@"', process.execPath, join(BIN, "offload-kit.js"), ...args];
+      const command = ["sh", "-c", 'umask 222 && exec "$@"', "sh", ...prefix, process.execPath, join(BIN, "offload-kit.js"), ...args];
       const r = spawnSync(command[0]!, command.slice(1), { cwd: dir, encoding: "utf8", timeout: 60_000 });
       return [r.status, r.stderr];
     };
