@@ -15,17 +15,12 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fillBytes, haveCommand, hyperfine, ours, peakRssMiB, printTable, saveResults, scratchDir } from "./common.mjs";
+import { fillBytes, haveCommand, hyperfine, ours, peakRssMiB, printTable, requireCommands, saveResults, scratchDir } from "./common.mjs";
 
 const quick = process.argv.includes("--quick");
 const NATIVE = "clang-offload-bundler-19";
 const AR = "llvm-ar-19";
-for (const tool of [NATIVE, AR, "hyperfine"]) {
-  if (!haveCommand(tool)) {
-    console.error(`needs ${tool} on PATH`);
-    process.exit(2);
-  }
-}
+requireCommands([NATIVE, AR, "hyperfine"]);
 const { readArchive, writeArchive } = await import("../dist/formats/archive.js");
 const { createEngine } = await import("../dist/engine/select.js");
 const { FileSource } = await import("../dist/node/file-source.js");

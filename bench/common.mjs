@@ -26,6 +26,16 @@ export function haveCommand(name) {
   return spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
 }
 
+/** Ends the benchmark (exit 2) naming the first of `names` that is not on PATH. */
+export function requireCommands(names) {
+  for (const name of names) {
+    if (!haveCommand(name)) {
+      console.error(`needs ${name} on PATH`);
+      process.exit(2);
+    }
+  }
+}
+
 /**
  * Times shell commands with hyperfine in one run (interleaved warmups, same conditions) and returns
  * { name: { median, mean, min, max, runs } } in seconds.

@@ -10,16 +10,10 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { haveCommand, ours, printTable, saveResults, scratchDir } from "./common.mjs";
+import { ours, printTable, requireCommands, saveResults, scratchDir } from "./common.mjs";
 
 const SIZE = 4_400_000_000;
-const tools = ["clang-offload-wrapper-14", "llvm-offload-wrapper-22", "llvm-dis-14", "llvm-dis-22"];
-for (const tool of tools) {
-  if (!haveCommand(tool)) {
-    console.error(`needs ${tool} on PATH`);
-    process.exit(2);
-  }
-}
+requireCommands(["clang-offload-wrapper-14", "llvm-offload-wrapper-22", "llvm-dis-14", "llvm-dis-22"]);
 
 const dir = scratchDir("wrapper-big");
 function sparse(name, last) {

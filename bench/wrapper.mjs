@@ -9,17 +9,12 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { fillBytes, haveCommand, hyperfine, ours, peakRssMiB, printTable, ratioRecorder, saveResults, scratchDir } from "./common.mjs";
+import { fillBytes, hyperfine, ours, peakRssMiB, printTable, ratioRecorder, requireCommands, saveResults, scratchDir } from "./common.mjs";
 
 const quick = process.argv.includes("--quick");
 const W14 = "clang-offload-wrapper-14";
 const W22 = "llvm-offload-wrapper-22";
-for (const tool of [W14, W22, "hyperfine"]) {
-  if (!haveCommand(tool)) {
-    console.error(`needs ${tool} on PATH`);
-    process.exit(2);
-  }
-}
+requireCommands([W14, W22, "hyperfine"]);
 
 const dir = scratchDir("wrapper");
 const imageMiB = quick ? 8 : 64;

@@ -1,7 +1,8 @@
 /**
  * `offload-wrapper`: a drop-in for clang-offload-wrapper 14 (the default) and llvm-offload-wrapper 22 (chosen by
- * `--kind` or `--triple` on the command line), writing the same bitcode byte for byte (spec/wrapper.md), plus the
- * seed's image-info variant (`--offload-arch=<target id>` before each image) and `-S` for the .ll text.
+ * `--kind` or `--triple` on the command line or in an `@file` it names), writing the same bitcode byte for byte
+ * (spec/wrapper.md), plus the seed's image-info variant (`--offload-arch=<target id>` before each image) and `-S`
+ * for the .ll text.
  *
  * Flags, help, messages and exit codes are the native tools' (src/cli/offload-wrapper-options.ts). Documented
  * differences: `--add-omp-offload-notes` (14, hidden: it runs llvm-objcopy on each ELF image) is refused with an
@@ -14,7 +15,7 @@ import { wrapFiles } from "../node/wrapper.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { DEFAULT_TRIPLE_22 } from "../wrapper/index.js";
 import type { OffloadKind22 } from "../wrapper/index.js";
-import type { ParseResult, ResponseFileReader } from "./args.js";
+import type { ParseResult } from "./args.js";
 import { expandResponseFiles, flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
 import type { CliIO } from "./io.js";
 import { responseFileReader, runGuarded } from "./io.js";
@@ -23,15 +24,9 @@ import { wrapper14ToolSpec, wrapper22ToolSpec } from "./offload-wrapper-options.
 export const WRAPPER14_VERSION_TEXT = `offload-kit offload-wrapper version 14.0.6 (clang-offload-wrapper; offload-kit ${PACKAGE_VERSION})\n`;
 export const WRAPPER22_VERSION_TEXT = `offload-kit offload-wrapper version 22.1.8 (llvm-offload-wrapper; offload-kit ${PACKAGE_VERSION})\n`;
 
-/**
- * llvm-offload-wrapper's options name the flavour; anything else is clang-offload-wrapper 14. Looked for after
- * `@file` response files are expanded (both tools expand them first), so `@args` holding `--kind=openmp` is 22.
- */
-export function isLlvm22Invocation(args: readonly string[], reader?: ResponseFileReader): boolean {
-  const expanded = reader === undefined ? { args } : expandResponseFiles(args, reader);
-  // A response file that cannot be read: the parse reports it; the flavour is read off what is there.
-  const words = "args" in expanded ? expanded.args : args;
-  return words.some((arg) => /^--?(kind|triple)(=|$)/.test(arg));
+/** llvm-offload-wrapper's options name the flavour; anything else is clang-offload-wrapper 14. */
+export function isLlvm22Invocation(args: readonly string[]): boolean {
+  return args.some((arg) => /^--?(kind|triple)(=|$)/.test(arg));
 }
 
 /** Pairs each `--offload-arch` with the image that follows it on the command line. */
@@ -64,10 +59,15 @@ function imageArchs(parsed: Extract<ParseResult, { kind: "ok" }>, inputs: readon
 }
 
 export function runWrapper(argv0: string, args: readonly string[], io: CliIO): number {
+  // Both native tools expand `@file` response files before looking at any option, so `@args` holding
+  // `--kind=openmp` is the 22 flavour. The files are read once, here; when one cannot be read, the parse
+  // expands again to report it, and the flavour is read off the words as given.
   const reader = responseFileReader(io.cwd);
-  const llvm22 = isLlvm22Invocation(args, reader);
+  const expanded = expandResponseFiles(args, reader);
+  const words = "args" in expanded ? expanded.args : args;
+  const llvm22 = isLlvm22Invocation(words);
   const spec = llvm22 ? wrapper22ToolSpec(WRAPPER22_VERSION_TEXT, DEFAULT_TRIPLE_22) : wrapper14ToolSpec(WRAPPER14_VERSION_TEXT);
-  const parsed = parseCommandLine(spec, argv0, args, reader);
+  const parsed = "args" in expanded ? parseCommandLine(spec, argv0, words) : parseCommandLine(spec, argv0, args, reader);
   if (parsed.kind === "exit") {
     if (parsed.stdout) io.stdout(parsed.stdout);
     if (parsed.stderr) io.stderr(parsed.stderr);

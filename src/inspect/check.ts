@@ -52,9 +52,9 @@ export type CheckReason =
   | { readonly code: "spirv" }
   /**
    * Unknown: the entry needs feature settings the GPU configuration does not state; `feature` and
-   * `setting` name the first, `settings` all of them.
+   * `setting` name the first (the verdict's `needs` has them all).
    */
-  | { readonly code: "needs-setting"; readonly feature: string; readonly setting: boolean; readonly settings: Readonly<Record<string, boolean>> };
+  | { readonly code: "needs-setting"; readonly feature: string; readonly setting: boolean };
 
 export interface EntryVerdict {
   readonly verdict: Verdict;
@@ -197,7 +197,7 @@ export function checkEntry(id: string, gpu: GpuConfig, options: { kind?: string 
   if (needed.length > 0) {
     return {
       verdict: "unknown",
-      reason: { code: "needs-setting", feature: needed[0]!, setting: needs[needed[0]!]!, settings: needs },
+      reason: { code: "needs-setting", feature: needed[0]!, setting: needs[needed[0]!]! },
       message: `loads only with ${needed.map((f) => `${f} ${onOff(needs[f]!)}`).join(" and ")}; ` +
         `--gpu=${gpu.input} does not say how ${needed.join(" and ")} ${needed.length === 1 ? "is" : "are"} set`,
       needs,
@@ -256,6 +256,11 @@ export function judgeEntries(verdicts: readonly EntryVerdict[]): FileJudgement {
     cases.push({ settings, loadable });
   }
   return { ok: cases.every((c) => c.loadable > 0), unstated, cases };
+}
+
+/** `1 with xnack off (-), 1 with xnack on (+)`: the entries that load under each setting, for reports. */
+export function describeCases(cases: readonly SettingCase[]): string {
+  return cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ");
 }
 
 /** `xnack on (+) and sramecc off (-)`, for reports. */

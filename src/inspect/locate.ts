@@ -229,6 +229,8 @@ class Locator {
       this.problems.push(problemOf(e, start));
       return false;
     }
+    // No section table (a stripped-down ELF file): nothing says where device code is, so the file is walked whole.
+    if (sections.length === 0) return false;
     const regions: { name: string; offset: number; size: number }[] = [];
     const objectEntries: FoundEntry[] = [];
     let objectSection: string | undefined;
@@ -253,7 +255,6 @@ class Locator {
         regions.push({ name, offset, size: range.size });
       }
     }
-    if (sections.length === 0) return false;
     if (!found) return true;
     if (objectEntries.length > 0) {
       // Loops, not Math.min(...spread): a spread of 100,000 arguments overflows a browser Worker's stack.

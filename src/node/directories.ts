@@ -62,7 +62,7 @@ export function makeDirectories(path: string, intermediate = false): string[] {
  * Whether files can be created in `path` (an existing folder), found by creating and removing an empty file,
  * since permission bits do not tell (root, read-only mounts, /proc and /sys).
  */
-export function checkWritableDirectory(path: string): void {
+function checkWritableDirectory(path: string): void {
   const probe = join(path, `.offload-kit-probe-${process.pid}.tmp`);
   let fd: number;
   try {
@@ -73,6 +73,23 @@ export function checkWritableDirectory(path: string): void {
   }
   closeSync(fd);
   unlinkSync(probe);
+}
+
+/**
+ * An output folder (`--out-dir`) ready for files: made as `mkdir -p` makes it and, when `probe`, checked writable
+ * (a folder made but not writable, under a umask of 0222 say, is removed again before the error). Returns the
+ * folders it made, for `removeDirectories` when the run leaves them empty.
+ */
+export function prepareOutputDirectory(path: string, probe = true): string[] {
+  const created = makeDirectories(path);
+  if (!probe) return created;
+  try {
+    checkWritableDirectory(path);
+  } catch (e) {
+    removeDirectories(created);
+    throw e;
+  }
+  return created;
 }
 
 /** Removes folders `makeDirectories` created, innermost first, leaving any that are no longer empty. */

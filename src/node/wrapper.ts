@@ -43,9 +43,8 @@ export function wrapFiles(options: WrapFilesOptions): number {
       ...base,
       images: sources.map((source, i) => ({ bytes: source, arch: options.inputs[i]!.arch, name: options.inputs[i]!.path })),
     };
-    checkWrapperOptions(wrap);
-    // Built (the images classified, their sizes checked) before the output is opened: an image LLVM cannot
-    // read back is refused with nothing created.
+    // Built (the options checked again with the images, the images classified, their sizes checked) before the
+    // output is opened: an image LLVM cannot read back is refused with nothing created.
     const built = buildWrapperModule(wrap);
     // 22 reports errorCodeToError(EC): the strerror text alone; 14's createFileError names the file.
     if (options.output === "") throw new OffloadKitError("ENOENT", `${flavour === "llvm-offload-wrapper-22" ? "" : "'': "}No such file or directory`);

@@ -294,4 +294,18 @@ describe("issue 19 item 11: per-file errors on stderr", () => {
     expect(r.stdout).toBe("FAIL: 2 of 2 inputs have no device code gfx90a can load\n");
     expect(r.stderr).toMatch(/^offload-kit check: error: 'nope\.a': No such file or directory\noffload-kit check: error: damaged\.hipfb: at 0x0: malformed bundle header: .+\n$/);
   }, TIMEOUT);
+
+  it("names a path that cannot be looked at (under a file, a loop of links) as ls does, not as an internal error", () => {
+    const dir = scratchDir("offload-kit-check-unstat-");
+    writeFileSync(join(dir, "plain"), "not a folder");
+    symlinkSync("loop2", join(dir, "loop1"));
+    symlinkSync("loop1", join(dir, "loop2"));
+    const r = check(["--gpu=gfx90a", "plain/x.hipfb", "loop1"], { cwd: dir });
+    expect(r.stderr).toBe("offload-kit check: error: 'plain/x.hipfb': Not a directory\noffload-kit check: error: 'loop1': Too many levels of symbolic links\n");
+    expect(r.stdout).toBe("FAIL: 2 of 2 inputs have no device code gfx90a can load\n");
+    expect(r.code).toBe(1);
+    // The same words as ls, whose open reports them.
+    const ls = run(["ls", "plain/x.hipfb", "loop1"], { cwd: dir });
+    expect(ls.stderr).toBe("offload-kit ls: error: 'plain/x.hipfb': Not a directory\noffload-kit ls: error: 'loop1': Too many levels of symbolic links\n");
+  }, TIMEOUT);
 });

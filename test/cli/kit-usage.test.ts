@@ -133,6 +133,24 @@ describe("--out-dir that cannot be made or written", () => {
       chmodSync(join(dir, "ro"), 0o755);
     }
   });
+
+  it.skipIf(process.platform !== "linux" || (root && !setpriv))("a folder made but not writable (umask 0222) is removed again", () => {
+    const dir = workdir();
+    if (root) chownSync(dir, 65534, 65534);
+    // A shell sets the umask, then becomes node as the user (nobody, through setpriv, when the tests run as root;
+    // the shell runs first, since nobody may not reach a node installed under /root).
+    const prefix = root ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+    const umasked = (args: string[]) => {
+      const command = ["sh", "-c", 'umask 222 && exec "$@"', "sh", ...prefix, process.execPath, join(BIN, "offload-kit.js"), ...args];
+      const r = spawnSync(command[0]!, command.slice(1), { cwd: dir, encoding: "utf8", timeout: 60_000 });
+      return [r.status, r.stderr];
+    };
+    const tool = join(BIN, "offload-kit.js");
+    expect(umasked(["extract", "--out-dir=made", "a.bc"])).toEqual([1, `${tool} extract: error: cannot write to directory 'made': Permission denied\n`]);
+    expect(readdirSync(dir).sort()).toEqual(["a.bc", "afile"]);
+    expect(umasked(["unbundle", `-targets=${G906}`, "--out-dir=made", "a.bc"])).toEqual([1, `${tool} unbundle: error: cannot write to directory 'made': Permission denied\n`]);
+    expect(readdirSync(dir).sort()).toEqual(["a.bc", "afile"]);
+  });
 });
 
 describe("an input that gives nothing", () => {

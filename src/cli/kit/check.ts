@@ -10,7 +10,7 @@
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { CHECK_KINDS, describeSettings, parseGpu } from "../../inspect/check.js";
+import { CHECK_KINDS, describeCases, parseGpu } from "../../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
 import { checkPaths } from "../../node/check.js";
 import type { CheckRun, CheckedEntry, CheckedInput } from "../../node/check.js";
@@ -18,7 +18,7 @@ import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
@@ -53,12 +53,11 @@ function runOk(run: CheckRun): boolean {
 
 function headline(input: CheckedInput, gpu: GpuConfig): string {
   if (input.kind === "none") return `${input.path}: no offload bundles or offload binaries`;
-  const count = `${input.deviceEntries} device entr${input.deviceEntries === 1 ? "y" : "ies"}`;
+  const count = plural(input.deviceEntries, "device entry", "device entries");
   const { unstated, cases } = input.judgement;
   if (unstated.length === 0) return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}`;
   // Entries that load whatever the setting are counted in every case.
-  const perSetting = cases.map((c) => `${c.loadable} with ${describeSettings(c.settings)}`).join(", ");
-  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${perSetting}`;
+  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${describeCases(cases)}`;
 }
 
 function table(rows: string[][], right: readonly boolean[]): string {
@@ -95,13 +94,8 @@ function formatInput(input: CheckedInput, gpu: GpuConfig): string {
   return out;
 }
 
-/** `'<path>': <strerror>` already names the file; other messages get it in front. */
-function withPath(path: string, message: string): string {
-  return message.startsWith(`'${path}'`) ? message : `${path}: ${message}`;
-}
-
 function reportProblems(io: CliIO, name: string, input: CheckedInput): void {
-  if (input.error !== undefined) printError(io, name, withPath(input.path, input.error.message));
+  if (input.error !== undefined) printError(io, name, inputMessage(input.path, input.error.message));
   // The error is the first problem when nothing else was found; the rest are warnings either way.
   const warnings = input.error !== undefined ? input.problems.slice(1) : input.problems;
   for (const p of warnings) printWarning(io, name, `${input.path}: at ${hex(p.offset)}: ${p.message}`);
@@ -148,15 +142,11 @@ function json(run: CheckRun, gpu: GpuConfig): unknown {
   };
 }
 
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
 function conclusion(run: CheckRun, gpu: GpuConfig): string {
   const unstated = [...new Set(run.inputs.flatMap((i) => i.judgement.unstated))].sort();
   const whichever = unstated.length === 0 ? "" : `, whichever way ${unstated.join(" and ")} ${unstated.length === 1 ? "is" : "are"} set`;
   const notes: string[] = [];
-  if (run.skipped.length > 0) notes.push(`${plural(run.skipped.length, "other file", "other files")} skipped`);
+  if (run.skipped.length > 0) notes.push(`${plural(run.skipped.length, "other file")} skipped`);
   if (run.unreadable.length > 0) notes.push(`${plural(run.unreadable.length, "entry", "entries")} could not be read`);
   const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
   const failing = run.inputs.filter((i) => !inputOk(i)).length + run.emptyDirectories.length;

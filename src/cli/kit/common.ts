@@ -42,6 +42,11 @@ export function inputMessage(file: string, message: string): string {
   return message.startsWith(`'${file}'`) ? message : `${file}: ${message}`;
 }
 
+/** A count and its noun: `1 entry`, `2 entries` (`many` defaults to the noun with an s). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 export function hex(n: number): string {
   return `0x${n.toString(16)}`;
 }

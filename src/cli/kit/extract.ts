@@ -12,14 +12,14 @@
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
 import { checkNameCollisions, normaliseBatchTargets } from "../../node/batch.js";
-import { checkWritableDirectory, makeDirectories, removeDirectories } from "../../node/directories.js";
+import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
 import { extractFile } from "../../node/extract.js";
 import type { ExtractedOutput } from "../../node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
@@ -63,10 +63,9 @@ export const extract: Subcommand = {
       // Both refuse before anything is written.
       if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
       checkNameCollisions(files);
-      const created = makeDirectories(outDir);
       // A folder asked for that takes no files is one error now, not one per input; the current folder (the
       // default) is not probed, since `--image=file=` outputs may all go elsewhere.
-      if (stringValue(values, "out-dir") !== "") checkWritableDirectory(outDir);
+      const created = prepareOutputDirectory(outDir, stringValue(values, "out-dir") !== "");
       const started = performance.now();
       const outputs: ExtractedOutput[] = [];
       const problems: (ScanProblem & { file: string })[] = [];
@@ -102,8 +101,8 @@ export const extract: Subcommand = {
       } else {
         const bytes = outputs.reduce((n, o) => n + o.size, 0);
         const seconds = (performance.now() - started) / 1000;
-        const inputs = `${files.length - errors.length} of ${files.length} file${files.length === 1 ? "" : "s"}`;
-        io.stdout(`extracted ${outputs.length} output${outputs.length === 1 ? "" : "s"} (${bytes} bytes) from ${inputs} into ${outDir} in ${seconds.toFixed(2)} s\n`);
+        const inputs = `${files.length - errors.length} of ${plural(files.length, "file")}`;
+        io.stdout(`extracted ${plural(outputs.length, "output")} (${bytes} bytes) from ${inputs} into ${outDir} in ${seconds.toFixed(2)} s\n`);
       }
       return errors.length > 0 ? 1 : 0;
     });

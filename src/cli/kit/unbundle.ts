@@ -8,14 +8,14 @@ import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { locate } from "../../inspect/locate.js";
 import { unbundleBatch } from "../../node/batch.js";
-import { checkWritableDirectory, makeDirectories, removeDirectories } from "../../node/directories.js";
+import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
 import { withFile } from "../../node/file-source.js";
 import type { BatchFileResult } from "../../node/batch.js";
 import { flagValue, listValue, numberValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, inputMessage, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, inputMessage, plural, usageError } from "./common.js";
 
 /**
  * For an input that failed because it is not a bundle but holds some (a library's `.hip_fatbin`, a fat
@@ -34,7 +34,6 @@ function embeddedHint(input: string, targets: readonly string[]): string | undef
   const images = found.offloadBinaries.reduce((n, r) => n + r.images.length, 0);
   const first = found.bundles[0];
   if (bundles + objects + images === 0 || (first !== undefined && first.offset === 0 && first.format !== "object")) return undefined;
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   const places = [...new Set([...found.bundles, ...found.offloadBinaries].map((f) => f.member ?? f.section).filter((w) => w !== undefined))];
   const what = [
     ...(bundles > 0 ? [plural(bundles, "bundle")] : []),
@@ -86,8 +85,7 @@ export const unbundle: Subcommand = {
     let failure: unknown;
     let created: string[] = [];
     try {
-      created = makeDirectories(outDir);
-      checkWritableDirectory(outDir);
+      created = prepareOutputDirectory(outDir);
       results = await unbundleBatch(files, {
         targets,
         type: stringValue(values, "type") || undefined,

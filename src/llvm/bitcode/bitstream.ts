@@ -316,8 +316,8 @@ export class BitstreamWriter {
 
   /** `EmitRecord`: unabbreviated when `abbrevId` is 0, else through that abbreviation. */
   emitRecord(code: number, values: readonly number[], abbrevId = 0): void {
+    // No checkRecordLength here: a JS array holds at most 2^32 - 1 values, which LLVM's 32-bit count reads.
     if (abbrevId === 0) {
-      checkRecordLength(values.length, `record ${code}`);
       this.emit(UNABBREV_RECORD, this.width);
       this.emitVbr(code, 6);
       this.emitVbr(values.length, 6);
@@ -336,7 +336,6 @@ export class BitstreamWriter {
       } else if ("array" in op) {
         const element = abbrev[++i]!;
         const rest = values.length - (next - 1);
-        checkRecordLength(rest, `array of record ${code}`);
         this.emitVbr(rest, 6);
         for (let k = next - 1; k < values.length; k++) this.emitScalar(element, values[k]!);
         next = values.length;
