@@ -23,7 +23,7 @@ import { archiveMemberSource, memberBundleEntries } from "./archive.js";
 import { decompressMember, openDecompressed } from "./decompress.js";
 import { withFile } from "./file-source.js";
 
-export type InputKind = "archive" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles" | "none";
+export type InputKind = "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */

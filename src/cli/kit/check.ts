@@ -8,10 +8,11 @@ import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { parseGpu } from "../../inspect/check.js";
 import type { GpuConfig } from "../../inspect/check.js";
-import { checkPaths } from "../../node/check.js";
+import { checkPathsWithPackages } from "../../node/check-package.js";
+import type { CheckedPackage } from "../../node/check-package.js";
 import type { CheckRun, CheckedInput } from "../../node/check.js";
 import { flagValue, listValue, stringValue } from "../args.js";
-import { runGuarded } from "../io.js";
+import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, pad, usageError } from "./common.js";
 
@@ -27,7 +28,7 @@ function summary(input: CheckedInput, gpu: GpuConfig): string {
 function formatInput(input: CheckedInput, gpu: GpuConfig): string {
   let out = `${summary(input, gpu)}\n`;
   if (input.entries.length === 0) return out;
-  const archive = input.kind === "archive";
+  const archive = input.kind === "archive" || input.kind === "package";
   const rows = input.entries.map((e) => [
     archive ? byteStringToUnicode(e.member ?? "") : "",
     byteStringToUnicode(e.id),
@@ -38,6 +39,8 @@ function formatInput(input: CheckedInput, gpu: GpuConfig): string {
   const line = (r: string[]) => `  ${archive ? `${pad(r[0], widths[0])}  ` : ""}${pad(r[1], widths[1])}  ${pad(r[2], widths[2])}  ${r[3]}`.trimEnd();
   out += `${line(["MEMBER", "ENTRY", "LOADS", "WHY"])}\n`;
   for (const r of rows) out += `${line(r)}\n`;
+  const without = (input as Partial<CheckedPackage>).membersWithoutCode ?? [];
+  if (without.length > 0) out += `  members with no code for ${gpu.input}: ${without.join(", ")}\n`;
   return out;
 }
 
@@ -59,6 +62,7 @@ function json(run: CheckRun, gpu: GpuConfig): unknown {
       ok: inputOk(input),
       deviceEntries: input.deviceEntries,
       loadable: input.loadable,
+      ...((input as Partial<CheckedPackage>).membersWithoutCode !== undefined ? { membersWithoutCode: (input as CheckedPackage).membersWithoutCode } : {}),
       ...(input.error !== undefined ? { error: input.error } : {}),
       entries: input.entries.map((e) => ({
         ...(e.member !== undefined ? { member: byteStringToUnicode(e.member) } : {}),
@@ -99,8 +103,8 @@ export const check: Subcommand = {
       throw e;
     }
     const kind = stringValue(values, "kind") || undefined;
-    return runGuarded(io, name, () => {
-      const run = checkPaths(files, gpu, { kind });
+    return runGuardedAsync(io, name, async () => {
+      const run = await checkPathsWithPackages(files, gpu, { kind });
       if (flagValue(values, "json")) {
         io.stdout(`${JSON.stringify(json(run, gpu), null, 2)}\n`);
       } else {
