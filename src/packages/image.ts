@@ -110,7 +110,7 @@ export class LayerStack {
     }
     if (this.hiddenBy(path, layer)) return false;
     const upper = this.present.get(path);
-    if (upper !== undefined && upper < layer && !directory) return false;
+    if (upper !== undefined && upper > layer && !directory) return false;
     if (upper === undefined) this.present.set(path, layer);
     return true;
   }
@@ -118,7 +118,7 @@ export class LayerStack {
   /** Whether a whiteout (of it or a directory above it) or an opaque directory above it, in a layer above `layer`, covers `path`. */
   private hiddenBy(path: string, layer: number): boolean {
     const own = this.whiteouts.get(path);
-    if (own !== undefined && own.layer < layer) {
+    if (own !== undefined && own.layer > layer) {
       own.used = true;
       return true;
     }
@@ -127,9 +127,9 @@ export class LayerStack {
       const slash = at.lastIndexOf("/");
       at = slash < 0 ? "" : at.slice(0, slash);
       const opaque = this.opaque.get(at);
-      if (opaque !== undefined && opaque < layer) return true;
+      if (opaque !== undefined && opaque > layer) return true;
       const w = at === "" ? undefined : this.whiteouts.get(at);
-      if (w !== undefined && w.layer < layer) {
+      if (w !== undefined && w.layer > layer) {
         w.used = true;
         return true;
       }
