@@ -28,6 +28,9 @@ import { fileError } from "./errors.js";
 // Loaded when a decoder program is first run (start-up cost, as src/node/builtins.ts explains).
 const childProcess = (): typeof import("node:child_process") => createRequire(import.meta.url)("node:child_process");
 
+/** How much input node:zlib gets per write, and how much output per chunk. */
+const TRANSFORM_PIECE = 64 * 1024;
+
 /** Members up to this size are kept in memory; larger ones go to a temporary file. */
 export const SPOOL_MEMORY_LIMIT = 16 * 1024 * 1024;
 
@@ -48,11 +51,52 @@ function decodeError(label: string, cause: unknown): OffloadKitError {
   return new OffloadKitError("DECODE_FAILED", `${label} data is corrupt or cut short (${message})`, { cause });
 }
 
+/**
+ * A readable's chunks, in order, then its error if it fails: what it produced before failing is handed
+ * out first (the members before a corrupt or cut stream are still reported). Holds at most a few chunks.
+ */
+async function* drain(readable: NodeJS.ReadableStream & { destroy(): void }): AsyncGenerator<Uint8Array> {
+  const queue: Uint8Array[] = [];
+  let failure: { error: unknown } | undefined;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  readable.on("data", (chunk: Uint8Array) => {
+    queue.push(chunk);
+    if (queue.length >= 8) readable.pause();
+    wake?.();
+  });
+  readable.on("end", () => {
+    ended = true;
+    wake?.();
+  });
+  readable.on("error", (error: unknown) => {
+    failure = { error };
+    wake?.();
+  });
+  for (;;) {
+    if (queue.length > 0) {
+      const chunk = queue.shift()!;
+      if (queue.length < 2) readable.resume();
+      yield chunk;
+      continue;
+    }
+    if (failure !== undefined) throw failure.error;
+    if (ended) return;
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    wake = undefined;
+  }
+}
+
 async function* throughTransform(transform: Transform, input: AsyncIterable<Uint8Array>, label: string): AsyncGenerator<Uint8Array> {
   let inputError: unknown;
   const feeding = (async () => {
     for await (const chunk of input) {
-      if (!transform.write(chunk)) await once(transform, "drain");
+      // Fed in pieces, so what a piece decodes to is handed on before a later piece can fail the stream.
+      for (let at = 0; at < chunk.length; at += TRANSFORM_PIECE) {
+        if (!transform.write(chunk.subarray(at, at + TRANSFORM_PIECE))) await once(transform, "drain");
+      }
     }
     transform.end();
   })().catch((e) => {
@@ -60,7 +104,7 @@ async function* throughTransform(transform: Transform, input: AsyncIterable<Uint
     transform.destroy(e instanceof Error ? e : new Error(String(e)));
   });
   try {
-    for await (const chunk of transform) yield chunk as Uint8Array;
+    yield* drain(transform);
     await feeding;
   } catch (e) {
     throw decodeError(label, inputError ?? e);
@@ -98,7 +142,7 @@ async function* throughProgram(path: string, args: readonly string[], input: Asy
   });
   let finished = false;
   try {
-    for await (const chunk of child.stdout) yield chunk as Uint8Array;
+    yield* drain(child.stdout);
     const code = await exited;
     await feeding;
     if (inputError !== undefined) throw inputError;
@@ -126,10 +170,10 @@ export function nodeDecoders(env: Readonly<Record<string, string | undefined>> =
     decode(method: Compression, input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
       switch (method) {
         case "gzip":
-          return throughTransform(zlib.createGunzip({ chunkSize: 1 << 20 }), input, "gzip");
+          return throughTransform(zlib.createGunzip({ chunkSize: TRANSFORM_PIECE }), input, "gzip");
         case "zstd": {
           const create = (zlib as unknown as { createZstdDecompress?: (o?: object) => Transform }).createZstdDecompress;
-          if (create !== undefined) return throughTransform(create({ chunkSize: 1 << 20 }), input, "zstd");
+          if (create !== undefined) return throughTransform(create({ chunkSize: TRANSFORM_PIECE }), input, "zstd");
           const zstd = program("zstd");
           if (zstd === undefined) throw new OffloadKitError("DECODER_MISSING", "zstd streams need Node >= 22.15 or the zstd program on PATH");
           return throughProgram(zstd, ["-dcq"], input, "zstd");
@@ -146,7 +190,7 @@ export function nodeDecoders(env: Readonly<Record<string, string | undefined>> =
       }
     },
     inflateRaw(input) {
-      return throughTransform(zlib.createInflateRaw({ chunkSize: 1 << 20 }), input, "deflate");
+      return throughTransform(zlib.createInflateRaw({ chunkSize: TRANSFORM_PIECE }), input, "deflate");
     },
   };
 }

@@ -118,7 +118,13 @@ async function* prepend(head: Uint8Array, rest: AsyncIterable<Uint8Array>): Asyn
   yield* rest;
 }
 
+/** An error thrown by `onMember`: carried through the walker's catches untouched, rethrown by walkPackage. */
+class CallerError {
+  constructor(readonly error: unknown) {}
+}
+
 function withOffset(e: unknown, path: readonly string[], fallbackOffset: number): PackageProblem {
+  if (e instanceof CallerError) throw e;
   if (isOffloadKitError(e)) return { path, code: e.code, message: e.message, offset: e.offset ?? fallbackOffset };
   throw e;
 }
@@ -145,7 +151,11 @@ class Walker {
         this.problem(path, new OffloadKitError("PACKAGE_TOO_DEEP", `${format} container nested more than ${this.maxDepth} deep; not opened`), 0);
       }
       this.summary.members++;
-      await this.options.onMember({ path, source });
+      try {
+        await this.options.onMember({ path, source });
+      } catch (e) {
+        throw new CallerError(e);
+      }
       return;
     }
     this.summary.containers++;
@@ -253,8 +263,15 @@ class Walker {
         } catch (e) {
           // The member's own walk reports its own problems; what reaches here is its bytes not arriving.
           this.problem(memberPath, e, entry.dataOffset);
-          if (reader.remaining() === undefined && isOffloadKitError(e) && e.code === "PACKAGE_TRUNCATED") return;
+          // A stream that failed, or a member cut short, is where the container ends: nothing after it can be read.
+          if (reader.remaining() === undefined || (isOffloadKitError(e) && e.code === "PACKAGE_TRUNCATED")) return;
         }
+      }
+      // A decoder's verdict (xz's CRC, zstd's checksum) comes at the end of its stream, after the archive's
+      // end blocks: the rest is read so that a corrupt stream is reported, not taken as good.
+      if (reader.remaining() === undefined) {
+        at = reader.position;
+        await reader.skip(Number.MAX_SAFE_INTEGER);
       }
     } catch (e) {
       this.problem(path, e, at);
@@ -426,6 +443,10 @@ export async function walkPackage(source: ByteSource, name: string, options: Wal
   const format = sniffPackage(head);
   if (format === undefined) return undefined;
   const walker = new Walker(options, format);
-  await walker.walkSource(source, [name], 0);
+  try {
+    await walker.walkSource(source, [name], 0);
+  } catch (e) {
+    throw e instanceof CallerError ? e.error : e;
+  }
   return walker.summary;
 }

@@ -182,3 +182,18 @@ export function rpmOf(payload: Uint8Array, compressor: string): Uint8Array {
   const pad = new Uint8Array((8 - (signature.length % 8)) % 8);
   return Buffer.concat([lead, signature, pad, header([[1124, "cpio"], [1125, compressor]]), payload]);
 }
+
+/** A newc cpio archive (what rpm's payload holds) of regular files. */
+export function cpioOf(files: readonly [string, Uint8Array][]): Uint8Array {
+  const parts: Buffer[] = [];
+  const entry = (name: string, data: Uint8Array, mode: number) => {
+    const hex = (n: number) => n.toString(16).padStart(8, "0");
+    const nameBytes = Buffer.from(`${name}\0`);
+    const header = Buffer.from(`070701${[1, mode, 0, 0, 1, 0, data.length, 0, 0, 0, 0, nameBytes.length, 0].map(hex).join("")}`);
+    const namePad = (4 - ((header.length + nameBytes.length) % 4)) % 4;
+    parts.push(header, nameBytes, Buffer.alloc(namePad), Buffer.from(data), Buffer.alloc((4 - (data.length % 4)) % 4));
+  };
+  for (const [name, data] of files) entry(name, data, 0o100644);
+  entry("TRAILER!!!", new Uint8Array(0), 0);
+  return Buffer.concat(parts);
+}
