@@ -61,11 +61,11 @@ export function located(source: ByteSource): unknown {
   return rest;
 }
 
-export async function walkBytes(bytes: Uint8Array, name = "pkg"): Promise<Walked> {
+export async function walkBytes(bytes: Uint8Array, name = "pkg", env: Record<string, string | undefined> = process.env): Promise<Walked> {
   const members = new Map<string, unknown>();
   const problems: PackageProblem[] = [];
   const walk = await walkPackage(bytesSource(bytes), name, {
-    decoders: nodeDecoders(),
+    decoders: nodeDecoders(env),
     spooler: memorySpooler(),
     onMember: ({ path, source }) => {
       members.set(path.slice(1).join("!"), located(source));

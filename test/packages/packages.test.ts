@@ -47,6 +47,14 @@ describe("tarballs", () => {
   });
 });
 
+it("tar.xz through the WebAssembly xz decoder (xz-decompress; browsers, and Node without the xz program)", async () => {
+  const bytes = tarball("xz");
+  if (bytes === undefined) return;
+  expectPayloads(await walkBytes(bytes, "pkg", { ...process.env, OFFLOAD_KIT_XZ: "wasm" }));
+  const cut = await walkBytes(bytes.subarray(0, bytes.length - 100), "pkg", { ...process.env, OFFLOAD_KIT_XZ: "wasm" });
+  expect(cut.problems.length).toBeGreaterThan(0);
+});
+
 describe("zip and wheels", () => {
   const zipped = (args: string, name: string): Buffer | undefined => {
     const out = join(dir, name);
