@@ -47,6 +47,11 @@ export function tool(name: string, args: readonly string[], options: { cwd?: str
   return execFileSync(path, args, { cwd: options.cwd, input: options.input, maxBuffer: 1 << 30, stdio: ["pipe", "pipe", "pipe"] });
 }
 
+/** Whether every named tool is on PATH (under OFFLOAD_KIT_REQUIRE_NATIVE=1 a missing one throws). */
+export function haveTools(...names: string[]): boolean {
+  return names.every((name) => nativeTool(name) !== undefined);
+}
+
 export interface Walked {
   readonly walk: PackageWalk | undefined;
   /** Member path (levels after the package, joined with `!`) -> the locator's JSON for it. */
