@@ -126,24 +126,40 @@ async function* throughProgram(path: string, args: readonly string[], input: Asy
   exited.catch(() => {});
   // The program may stop reading early (corrupt data): its stdin then fails with EPIPE, which is not our error.
   child.stdin.on("error", () => {});
+  // Errors of the input (a failing read of the package) are ours to report; a failing write (EPIPE: the
+  // program stopped reading, corrupt data) is not: the program's exit status says what went wrong.
   let inputError: unknown;
   const feeding = (async () => {
+    const iterator = input[Symbol.asyncIterator]();
     try {
-      for await (const chunk of input) {
-        if (child.stdin.destroyed) return;
-        if (!child.stdin.write(chunk)) await Promise.race([once(child.stdin, "drain"), exited]);
+      for (;;) {
+        let next: IteratorResult<Uint8Array>;
+        try {
+          next = await iterator.next();
+        } catch (e) {
+          inputError = e;
+          child.kill();
+          return;
+        }
+        if (next.done === true) return;
+        if (child.stdin.destroyed || !child.stdin.writable) {
+          await iterator.return?.();
+          return;
+        }
+        if (!child.stdin.write(next.value)) await Promise.race([once(child.stdin, "drain"), exited]);
       }
+    } catch {
+      // The write side failed (see above).
     } finally {
       child.stdin.end();
     }
-  })().catch((e) => {
-    inputError = e;
-    child.kill();
-  });
+  })();
   let finished = false;
   try {
     yield* drain(child.stdout);
-    const code = await exited;
+    const code = await exited.catch((e: unknown) => {
+      throw new OffloadKitError("DECODER_MISSING", `could not run ${path} to decode ${label} (${e instanceof Error ? e.message : String(e)})`);
+    });
     await feeding;
     if (inputError !== undefined) throw inputError;
     if (code !== 0) throw new OffloadKitError("DECODE_FAILED", `${label} data is corrupt or cut short (${stderr.trim().split("\n")[0] || `${path} exited with ${code}`})`);
