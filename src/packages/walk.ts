@@ -112,6 +112,19 @@ function looksLikeImage(firstName: string): boolean {
   return name === "oci-layout" || name === "index.json" || name === "manifest.json" || name === "blobs" || name.startsWith("blobs/") || /^[0-9a-f]{64}(\/|\.json$|$)/.test(name);
 }
 
+/** Members whose local header lies inside an earlier member's header or data (by offset order). */
+function overlaps(members: readonly ZipMember[]): Set<ZipMember> {
+  const out = new Set<ZipMember>();
+  const sorted = [...members].sort((a, b) => a.localOffset - b.localOffset);
+  let end = 0;
+  for (const m of sorted) {
+    if (m.localOffset < end) out.add(m);
+    // The local header is at least 30 bytes plus the name; the data follows it.
+    end = Math.max(end, m.localOffset + 30 + m.compressedSize);
+  }
+  return out;
+}
+
 /** Yields `head`, then the rest of `rest`. */
 async function* prepend(head: Uint8Array, rest: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   if (head.length > 0) yield head;
@@ -282,9 +295,15 @@ class Walker {
 
   async walkZip(source: ByteSource, path: readonly string[], depth: number): Promise<void> {
     const index = readZip(source);
+    const overlapping = overlaps(index.members);
     for (const member of index.members) {
       if (member.name.endsWith("/")) continue;
       const memberPath = [...path, layerPath(member.name)];
+      if (overlapping.has(member)) {
+        // Members sharing their bytes are the "overlapping files" zip bomb (Fifield 2019); unzip 6.0 refuses them too.
+        this.problem(memberPath, new OffloadKitError("ZIP_OVERLAP", `zip member '${member.name}' (local header at offset ${member.localOffset}) overlaps an earlier member's data`, { offset: member.localOffset }), member.localOffset);
+        continue;
+      }
       if ((member.mode & 0o170000) === 0o120000) {
         this.summary.links++;
         continue;

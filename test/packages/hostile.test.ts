@@ -130,6 +130,17 @@ describe("zip sizes that lie, bombs", () => {
     expect((walked.members.get("honest/app") as { bundles: unknown[] }).bundles.length).toBe(3);
   });
 
+  it("members that share their bytes (the overlapping-files bomb) are refused after the first", async () => {
+    const zip = Buffer.from(zipOf([["a/app", app, 8], ["b/app", app, 8]]));
+    const central = zip.indexOf(Buffer.from([0x50, 0x4b, 1, 2]));
+    const second = zip.indexOf(Buffer.from([0x50, 0x4b, 1, 2]), central + 4);
+    zip.writeUInt32LE(0, second + 42);
+    // Same local header for both: b/app now points at a/app's bytes.
+    const walked = await walkBytes(zip, "o.zip");
+    expect(walked.members.has("a/app")).toBe(true);
+    expect(walked.problems.map((p) => [p.code, p.path.join("!")])).toEqual([["ZIP_OVERLAP", "o.zip!b/app"]]);
+  });
+
   it("a gzip bomb is streamed, never held: memory stays bounded and the member is walked", async () => {
     const zeros = gzipSync(Buffer.alloc(64 * 1024 * 1024));
     const walked = await walkBytes(gzipSync(tarOf([tarEntry("zeros", Buffer.alloc(0), { size: 0 })])), "z.tar.gz");
