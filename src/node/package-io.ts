@@ -31,6 +31,9 @@ const childProcess = (): typeof import("node:child_process") => createRequire(im
 /** How much input node:zlib gets per write, and how much output per chunk. */
 const TRANSFORM_PIECE = 64 * 1024;
 
+/** How much a spool file is written at a time. */
+const SPOOL_WRITE_SIZE = 1 << 20;
+
 /** Members up to this size are kept in memory; larger ones go to a temporary file. */
 export const SPOOL_MEMORY_LIMIT = 16 * 1024 * 1024;
 
@@ -239,6 +242,8 @@ export function nodeSpooler(memoryLimit = SPOOL_MEMORY_LIMIT): Spooler {
       const parts: Uint8Array[] = [];
       let total = 0;
       let file: { dir: string; fd: number } | undefined;
+      let stage = new Uint8Array(0);
+      let staged = 0;
       const toFile = () => {
         const dir = mkdtempSync(join(tmpdir(), "offload-kit-member-"));
         const path = join(dir, "member");
@@ -250,6 +255,7 @@ export function nodeSpooler(memoryLimit = SPOOL_MEMORY_LIMIT): Spooler {
           throw fileError(path, e);
         }
         file = { dir, fd };
+        stage = new Uint8Array(SPOOL_WRITE_SIZE);
         let at = 0;
         for (const part of parts) {
           writeSync(fd, part, 0, part.length, at);
@@ -262,10 +268,21 @@ export function nodeSpooler(memoryLimit = SPOOL_MEMORY_LIMIT): Spooler {
         for await (const chunk of chunks) {
           if (size !== undefined && total + chunk.length > size) throw tooLarge(name, size);
           if (file === undefined && total + chunk.length > memoryLimit) toFile();
-          if (file !== undefined) writeSync(file.fd, chunk, 0, chunk.length, total);
-          else parts.push(chunk.slice());
+          if (file !== undefined) {
+            // Pipe chunks are 64 KiB: gathered into 1 MiB writes, sixteen times fewer system calls.
+            if (staged + chunk.length > stage.length) {
+              writeSync(file.fd, stage, 0, staged, total - staged);
+              staged = 0;
+            }
+            if (chunk.length >= stage.length) writeSync(file.fd, chunk, 0, chunk.length, total);
+            else {
+              stage.set(chunk, staged);
+              staged += chunk.length;
+            }
+          } else parts.push(chunk.slice());
           total += chunk.length;
         }
+        if (file !== undefined && staged > 0) writeSync(file.fd, stage, 0, staged, total - staged);
       } catch (e) {
         if (file !== undefined) {
           closeSync(file.fd);
