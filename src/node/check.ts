@@ -26,7 +26,7 @@ import { withFile } from "./file-source.js";
 import { codecDecompressor } from "./packager-codecs.js";
 
 export type InputKind =
-  | "archive" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
+  | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
   | "offload binary" | "embedded offload binaries" | "none";
 
 export interface CheckedEntry {
@@ -95,7 +95,7 @@ function kindOf(location: Location): InputKind {
  * (librocsparse0: 8 IDs in 888 entries); judging every entry made `check` of it 171 ms against 121 ms
  * (measured, hyperfine).
  */
-function verdictsFor(gpu: GpuConfig, options: CheckOptions): (id: string) => EntryVerdict {
+export function verdictsFor(gpu: GpuConfig, options: CheckOptions): (id: string) => EntryVerdict {
   const known = new Map<string, EntryVerdict>();
   return (id) => {
     let verdict = known.get(id);
@@ -104,7 +104,7 @@ function verdictsFor(gpu: GpuConfig, options: CheckOptions): (id: string) => Ent
   };
 }
 
-function entriesOf(location: Location, verdict: (id: string) => EntryVerdict): CheckedEntry[] {
+export function entriesOf(location: Location, verdict: (id: string) => EntryVerdict): CheckedEntry[] {
   const entries: CheckedEntry[] = [];
   for (const bundle of location.bundles) {
     for (const e of bundle.entries) {

@@ -257,11 +257,20 @@ function nothingExtracted(
 
 /** Extracts one input; throws OffloadKitError when it cannot be read or gives nothing to extract. */
 export function extractFile(input: string, options: ExtractAllOptions): ExtractFileResult {
+  const source = FileSource.open(input);
+  try {
+    return extractSource(source, input, options);
+  } finally {
+    source.close();
+  }
+}
+
+/** `extractFile` on bytes already open (a package member); outputs are named after `input`'s base name. */
+export function extractSource(source: ByteSource, input: string, options: ExtractAllOptions): ExtractFileResult {
   const engine = options.engine ?? defaultEngine();
   const select = selection(options);
   const filters = (options.imageFilters ?? []).map(parseImageArguments);
   const outputs = new Outputs(input, options.outDir, engine, options.taken ?? new Set<string>(), options.hash ?? false);
-  const source = FileSource.open(input);
   const ccob = new CcobPrefetch();
   try {
     const images: PendingImage[] = [];
@@ -314,6 +323,5 @@ export function extractFile(input: string, options: ExtractAllOptions): ExtractF
     throw e;
   } finally {
     ccob.close();
-    source.close();
   }
 }

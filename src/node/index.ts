@@ -15,3 +15,8 @@ export { wrapFiles } from "./wrapper.js";
 export type { WrapFilesOptions } from "./wrapper.js";
 export { extractFile } from "./extract.js";
 export type { ExtractAllOptions, ExtractFileResult, ExtractedOutput as ExtractedFileOutput } from "./extract.js";
+export { extractSource } from "./extract.js";
+export { forEachInput } from "./packages.js";
+export type { InputItem, InputWalk } from "./packages.js";
+export { SPOOL_MEMORY_LIMIT, nodeDecoders, nodeSpooler } from "./package-io.js";
+export { checkPackage } from "./check-package.js";

@@ -12,11 +12,13 @@ import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { CHECK_KINDS, describeCases, parseGpu } from "../../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
-import { checkPaths } from "../../node/check.js";
+import { checkPathsWithPackages } from "../../node/check-package.js";
+import type { CheckedPackage } from "../../node/check-package.js";
 import type { CheckRun, CheckedEntry, CheckedInput } from "../../node/check.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
-import { printError, printWarning, runGuarded } from "../io.js";
+import { printError, printWarning } from "../io.js";
+import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
 
@@ -91,6 +93,8 @@ function formatInput(input: CheckedInput, gpu: GpuConfig): string {
   ]);
   const head = ["FROM", ...(archive ? ["MEMBER"] : []), "OFFSET", "SIZE", "LOADS", "ENTRY"];
   out += table([head, ...detail], [false, ...(archive ? [false] : []), true, true, false, false]);
+  const without = (input as Partial<CheckedPackage>).membersWithoutCode ?? [];
+  if (without.length > 0) out += `  members with no code for ${gpu.input}: ${without.join(", ")}\n`;
   return out;
 }
 
@@ -120,6 +124,7 @@ function json(run: CheckRun, gpu: GpuConfig): unknown {
       ok: inputOk(input),
       deviceEntries: input.deviceEntries,
       loadable: input.loadable,
+      ...((input as Partial<CheckedPackage>).membersWithoutCode !== undefined ? { membersWithoutCode: (input as CheckedPackage).membersWithoutCode } : {}),
       ...(input.error !== undefined ? { error: input.error } : {}),
       unstated: input.judgement.unstated,
       cases: input.judgement.cases,
@@ -187,8 +192,8 @@ export const check: Subcommand = {
     if (kind !== undefined && !(CHECK_KINDS as readonly string[]).includes(kind)) {
       return usageError(io, name, `--kind must be one of ${CHECK_KINDS.join(", ")}, not '${kind}'`);
     }
-    return runGuarded(io, name, () => {
-      const run = checkPaths(files, gpu, { kind });
+    return runGuardedAsync(io, name, async () => {
+      const run = await checkPathsWithPackages(files, gpu, { kind });
       for (const u of run.unreadable) printError(io, name, u.message);
       for (const input of run.inputs) reportProblems(io, name, input);
       if (flagValue(values, "json")) {

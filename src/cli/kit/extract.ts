@@ -9,15 +9,18 @@
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
  * outputs (a damaged bundle among good ones) is a warning.
  */
-import { isOffloadKitError } from "../../engine/errors.js";
+import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
 import { checkNameCollisions, normaliseBatchTargets } from "../../node/batch.js";
 import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
-import { extractFile } from "../../node/extract.js";
+import { extractSource } from "../../node/extract.js";
+import { forEachInput } from "../../node/packages.js";
+import { flattenMemberPath } from "../../packages/names.js";
 import type { ExtractedOutput } from "../../node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
-import { printError, printWarning, runGuarded } from "../io.js";
+import { printError, printWarning } from "../io.js";
+import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
 
@@ -59,7 +62,7 @@ export const extract: Subcommand = {
     const rawTargets = listValue(values, "targets");
     const imageFilters = listValue(values, "image").map(utf8ToByteString);
     const json = flagValue(values, "json");
-    return runGuarded(io, name, () => {
+    return runGuardedAsync(io, name, async () => {
       // Both refuse before anything is written.
       if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
       checkNameCollisions(files);
@@ -71,22 +74,48 @@ export const extract: Subcommand = {
       const problems: (ScanProblem & { file: string })[] = [];
       const errors: { file: string; code: string; message: string }[] = [];
       const taken = new Set<string>();
+      const options = {
+        outDir,
+        targets: rawTargets.map(utf8ToByteString),
+        hipOpenmpCompatible: flagValue(values, "hip-openmp-compatible"),
+        imageFilters,
+        archive: flagValue(values, "archive"),
+        hash: json,
+        taken,
+        warn: (text: string) => printWarning(io, name, text),
+      };
       for (const file of files) {
         try {
-          const result = extractFile(file, {
-            outDir,
-            targets: rawTargets.map(utf8ToByteString),
-            hipOpenmpCompatible: flagValue(values, "hip-openmp-compatible"),
-            imageFilters,
-            archive: flagValue(values, "archive"),
-            hash: json,
-            taken,
-            warn: (text) => printWarning(io, name, text),
+          let fromPackage = 0;
+          const walk = await forEachInput(file, ({ name: itemName, member, source }) => {
+            let result;
+            try {
+              // A member is written under its whole path, flattened to one safe file name.
+              result = extractSource(source, member === undefined ? file : flattenMemberPath(file, member), options);
+            } catch (e) {
+              // A package member with no device code (most of them) is not an error; the package with none is.
+              if (member !== undefined && isOffloadKitError(e) && e.code === "NOTHING_TO_EXTRACT") return;
+              if (member === undefined || !isOffloadKitError(e)) throw e;
+              errors.push({ file: itemName, code: e.code, message: e.message });
+              if (!json) printError(io, name, `${itemName}: ${e.message}`);
+              return;
+            }
+            fromPackage += result.outputs.length;
+            outputs.push(...result.outputs.map((o) => (member === undefined ? o : { ...o, file: itemName, packageMember: member })));
+            for (const problem of result.problems) {
+              problems.push({ file: itemName, ...problem });
+              if (!json) printWarning(io, name, `${itemName}: at ${hex(problem.offset)}: ${problem.message}`);
+            }
           });
-          outputs.push(...result.outputs);
-          for (const problem of result.problems) {
-            problems.push({ file, ...problem });
-            if (!json) printWarning(io, name, `${file}: at ${hex(problem.offset)}: ${problem.message}`);
+          if (walk.package !== undefined) {
+            for (const p of walk.problems) problems.push({ file: p.name, code: p.code, message: p.message, offset: p.offset });
+            if (!json) printProblems(io, name, walk);
+            if (hasErrors(walk)) errors.push({ file, code: "PACKAGE_PROBLEMS", message: `${walk.problems.length} member(s) could not be read` });
+            if (fromPackage === 0) {
+              const e = new OffloadKitError("NOTHING_TO_EXTRACT", `no offload bundles or offload binaries found in the ${walk.package.members} members of the package`);
+              errors.push({ file, code: e.code, message: e.message });
+              if (!json) printError(io, name, `${file}: ${e.message}`);
+            }
           }
         } catch (e) {
           if (!isOffloadKitError(e)) throw e;

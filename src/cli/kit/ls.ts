@@ -15,11 +15,13 @@ import { collectOffloadImages } from "../../packager/collect.js";
 import { codecDecompressor } from "../../node/packager-codecs.js";
 import { withCcobPrefetch } from "../../node/decompress.js";
 import { withFile } from "../../node/file-source.js";
+import { forEachInput } from "../../node/packages.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 import type { CliIO } from "../io.js";
+import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
 
 const HEADER_CODES = new Set(["OFFLOAD_BAD_MAGIC", "OFFLOAD_HEADER_TRUNCATED", "OFFLOAD_BAD_VERSION", "OFFLOAD_SIZE_OUT_OF_BOUNDS", "OFFLOAD_ENTRIES_OUT_OF_BOUNDS"]);
 
@@ -123,16 +125,34 @@ export const ls: Subcommand = {
     if (files.length === 0) return usageError(io, name, "no input files");
     const json = flagValue(values, "json");
     if (flagValue(values, "objdump")) return objdump(files, name, io);
-    return runGuarded(io, name, () => {
+    return runGuardedAsync(io, name, async () => {
       let status = 0;
       const reports: unknown[] = [];
       for (const path of files) {
         try {
-          const report = withFile(path, (source) =>
-            withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() })),
-          );
-          if (json) reports.push(locationJson(path, report));
-          else io.stdout(formatReport(path, report));
+          const members: unknown[] = [];
+          let withCode = 0;
+          let text = "";
+          const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
+            const report = withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+            const found = report.bundles.length > 0 || report.offloadBinaries.length > 0 || report.problems.length > 0;
+            if (member === undefined) {
+              if (json) reports.push(locationJson(path, report));
+              else io.stdout(formatReport(path, report));
+              return;
+            }
+            // In a package, only members holding something (or failing) are shown.
+            if (!found) return;
+            withCode++;
+            if (json) members.push({ ...locationJson(itemName, report), member });
+            else text += formatReport(itemName, report);
+          });
+          if (walk.package !== undefined) {
+            if (json) reports.push({ path, package: walk.package, members, problems: problemsJson(walk) });
+            else io.stdout(packageLine(path, walk, withCode) + text);
+            if (!json) printProblems(io, name, walk);
+            if (hasErrors(walk)) status = 1;
+          }
         } catch (e) {
           if (!isOffloadKitError(e)) throw e;
           status = 1;

@@ -9,11 +9,12 @@ import { locate } from "../../inspect/locate.js";
 import { fileSizes, totalSizes } from "../../inspect/sizes.js";
 import type { FileSizes, SizeRow } from "../../inspect/sizes.js";
 import { withCcobPrefetch } from "../../node/decompress.js";
-import { withFile } from "../../node/file-source.js";
+import { forEachInput } from "../../node/packages.js";
 import { codecDecompressor } from "../../node/packager-codecs.js";
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { flagValue, listValue, stringValue } from "../args.js";
-import { printError, printWarning, runGuarded } from "../io.js";
+import { printError, printWarning } from "../io.js";
+import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 
@@ -93,33 +94,67 @@ export const sizes: Subcommand = {
     const by = (stringValue(values, "by") || "target") as Grouping;
     if (!GROUPINGS.includes(by)) return usageError(io, name, `--by must be one of ${GROUPINGS.join(", ")}, not '${by}'`);
     const json = flagValue(values, "json");
-    return runGuarded(io, name, () => {
+    return runGuardedAsync(io, name, async () => {
       const measured: FileSizes[] = [];
       const reports: unknown[] = [];
       let status = 0;
+      const sizedJson = (sized: FileSizes, problems: unknown) => ({
+        ...sized,
+        targets: rowsJson(sized.targets),
+        processors: rowsJson(sized.processors),
+        bundles: sized.bundles.map((b) => ({
+          ...b,
+          ...(b.section !== undefined ? { section: byteStringToUnicode(b.section) } : {}),
+          ...(b.member !== undefined ? { member: byteStringToUnicode(b.member) } : {}),
+        })),
+        problems,
+      });
       for (const path of files) {
         try {
-          const location = withFile(path, (source) => withCcobPrefetch({}, (ccob) => locate(source, {
-            ...ccob,
-            decompressOffload: codecDecompressor(),
-          })));
-          const sized = fileSizes(path, location);
-          measured.push(sized);
-          if (json) {
-            reports.push({
-              ...sized,
-              targets: rowsJson(sized.targets),
-              processors: rowsJson(sized.processors),
-              bundles: sized.bundles.map((b) => ({
-                ...b,
-                ...(b.section !== undefined ? { section: byteStringToUnicode(b.section) } : {}),
-                ...(b.member !== undefined ? { member: byteStringToUnicode(b.member) } : {}),
-              })),
-              problems: location.problems,
-            });
-          } else {
-            io.stdout(formatFile(sized, by));
-            for (const p of location.problems) printWarning(io, name, `${path}: at ${hex(p.offset)}: ${p.message}`);
+          const members: FileSizes[] = [];
+          const memberReports: unknown[] = [];
+          let text = "";
+          const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
+            const location = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+            const sized = fileSizes(itemName, location);
+            const warnings = location.problems.map((p) => `${itemName}: at ${hex(p.offset)}: ${p.message}`);
+            if (member === undefined) {
+              measured.push(sized);
+              if (json) reports.push(sizedJson(sized, location.problems));
+              else {
+                io.stdout(formatFile(sized, by));
+                for (const w of warnings) printWarning(io, name, w);
+              }
+              return;
+            }
+            // In a package, members without device code are counted but not listed.
+            if (sized.bundles.length === 0 && sized.entries === 0 && location.problems.length === 0) return;
+            members.push(sized);
+            measured.push(sized);
+            if (json) memberReports.push({ ...sizedJson(sized, location.problems), member });
+            else {
+              text += formatFile(sized, by);
+              for (const w of warnings) printWarning(io, name, w);
+            }
+          });
+          if (walk.package !== undefined) {
+            const total = totalSizes(members);
+            if (json) {
+              reports.push({
+                path,
+                package: walk.package,
+                members: memberReports,
+                total: { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) },
+                problems: problemsJson(walk),
+              });
+            } else {
+              const rows = by === "processor" ? total.processors : total.targets;
+              text += `${path}: package total, ${total.entries} entries, ${formatWithCommas(total.bytes)} bytes in ${members.length} member${members.length === 1 ? "" : "s"}\n`;
+              if (total.entries > 0) text += groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, total.storedBytes !== undefined);
+              io.stdout(packageLine(path, walk, members.length) + text);
+              printProblems(io, name, walk);
+            }
+            if (hasErrors(walk)) status = 1;
           }
         } catch (e) {
           if (!isOffloadKitError(e)) throw e;

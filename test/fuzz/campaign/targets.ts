@@ -8,12 +8,13 @@ import { ccobTarget } from "./targets/ccob.js";
 import { elfTarget } from "./targets/elf.js";
 import { objcopyTarget } from "./targets/objcopy.js";
 import { offloadBinaryTarget } from "./targets/offload-binary.js";
+import { rpmTarget, zipTarget } from "./targets/packages.js";
 import { targetIdTarget } from "./targets/target-id.js";
 import { textBundleTarget } from "./targets/text-bundle.js";
 import { wrapperTarget } from "./targets/wrapper.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
-  bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget,
+  bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {

@@ -1,0 +1,113 @@
+/**
+ * Packages in browsers (src/packages/walk.ts): a File or Blob that is a wheel, .deb, .rpm, conda package,
+ * tarball or image layout is walked member by member, each member inspected as `inspectSource` inspects a
+ * file. Decoders are the platform's: DecompressionStream for gzip and raw deflate (and zstd where the
+ * browser has it), `xz-decompress` (WebAssembly xz-embedded) for xz; bzip2 has none here and is reported.
+ * Members are kept in memory (the in-memory spooler), each at most `maxMemberSize` bytes.
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import type { ByteSource } from "../engine/source.js";
+import type { Compression, Decoders } from "../packages/decoders.js";
+import { memorySpooler } from "../packages/decoders.js";
+import { memberDisplayPath, walkPackage } from "../packages/walk.js";
+import type { PackageProblem, PackageWalk } from "../packages/walk.js";
+import { BROWSER_MAX_DECOMPRESSED, inspectSource } from "./inspect.js";
+import type { InspectOptions, Inspection } from "./inspect.js";
+
+type Format = "gzip" | "deflate-raw" | "zstd";
+
+function toWebStream(input: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const iterator = input[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done === true) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+}
+
+async function* fromWebStream(stream: ReadableStream<Uint8Array>, label: string): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (e) {
+        if (e instanceof OffloadKitError) throw e;
+        throw new OffloadKitError("DECODE_FAILED", `${label} data is corrupt or cut short (${e instanceof Error ? e.message : String(e)})`);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function platform(format: Format, input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  let decoder: DecompressionStream;
+  try {
+    decoder = new DecompressionStream(format as CompressionFormat);
+  } catch {
+    throw new OffloadKitError("DECODER_MISSING", `this browser's DecompressionStream cannot decode ${format}`);
+  }
+  return fromWebStream(toWebStream(input).pipeThrough(decoder as unknown as ReadableWritablePair<Uint8Array, Uint8Array>), format);
+}
+
+async function* xz(input: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const module = (await import("xz-decompress")) as unknown as { default?: { XzReadableStream: unknown }; XzReadableStream?: unknown };
+  const XzReadableStream = (module.XzReadableStream ?? module.default!.XzReadableStream) as new (s: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
+  yield* fromWebStream(new XzReadableStream(toWebStream(input)), "xz");
+}
+
+export function browserDecoders(): Decoders {
+  return {
+    decode(method: Compression, input) {
+      if (method === "gzip" || method === "zstd") return platform(method, input);
+      if (method === "xz") return xz(input);
+      throw new OffloadKitError("DECODER_MISSING", "bzip2 streams cannot be decoded in a browser (no decoder bundled)");
+    },
+    inflateRaw: (input) => platform("deflate-raw", input),
+  };
+}
+
+export interface PackageMemberInspection extends Inspection {
+  /** The member's path inside the package, one element per level. */
+  readonly member: readonly string[];
+}
+
+export interface PackageInspection {
+  readonly package: PackageWalk;
+  /** Members holding device code (or failing to be read by the locator). */
+  readonly members: readonly PackageMemberInspection[];
+  readonly problems: readonly PackageProblem[];
+}
+
+/**
+ * Walks `source` if it is a package and inspects each member; undefined when it is not a package (then
+ * `inspectSource` is the answer).
+ */
+export async function inspectPackage(
+  source: ByteSource,
+  name: string,
+  options: InspectOptions & { readonly maxMemberSize?: number } = {},
+): Promise<PackageInspection | undefined> {
+  const members: PackageMemberInspection[] = [];
+  const problems: PackageProblem[] = [];
+  const walk = await walkPackage(source, name, {
+    decoders: browserDecoders(),
+    spooler: memorySpooler(options.maxMemberSize ?? BROWSER_MAX_DECOMPRESSED),
+    onMember: ({ path, source: member }) => {
+      const inspection = inspectSource(member, memberDisplayPath(path), options);
+      const r = inspection.report;
+      if (r.bundles.length > 0 || r.offloadBinaries.length > 0 || r.problems.length > 0) members.push({ ...inspection, member: path.slice(1) });
+    },
+    onProblem: (p) => problems.push(p),
+  });
+  return walk === undefined ? undefined : { package: walk, members, problems };
+}

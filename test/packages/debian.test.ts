@@ -1,0 +1,84 @@
+// Real Debian packages (apt-get download, as CI can): ls, extract and sizes on the .deb give what they give
+// on the library unpacked by dpkg-deb -x, byte for byte. Skips when apt-get cannot fetch them, fails then
+// under OFFLOAD_KIT_REQUIRE_NATIVE=1.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runOffloadKit } from "../../src/cli/offload-kit.js";
+import { runInDir, scratchDir } from "../cli/harness.js";
+
+const REQUIRE = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
+
+/** Downloads a package's .deb into `dir`; undefined when apt cannot (then the test skips, or fails in CI). */
+function download(dir: string, name: string): string | undefined {
+  try {
+    execFileSync("apt-get", ["download", name], { cwd: dir, stdio: "pipe" });
+    return readdirSync(dir).find((f) => f.startsWith(`${name}_`) && f.endsWith(".deb"));
+  } catch (e) {
+    if (REQUIRE) throw new Error(`apt-get download ${name} failed (OFFLOAD_KIT_REQUIRE_NATIVE=1): ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+const kit = (cwd: string, ...args: string[]) => runInDir(cwd, (io) => runOffloadKit("offload-kit", args, io));
+
+function unpack(dir: string, deb: string): string {
+  const out = join(dir, "unpacked");
+  execFileSync("dpkg-deb", ["-x", deb, out], { cwd: dir });
+  return out;
+}
+
+describe.each([
+  ["librocrand1", "usr/lib/x86_64-linux-gnu/librocrand.so.1.1"],
+])("%s", (name, library) => {
+  it("ls --json and extract on the .deb equal ls and extract on the unpacked library", async () => {
+    const dir = scratchDir("offload-kit-deb-");
+    const deb = download(dir, name);
+    if (deb === undefined) return;
+    const unpacked = unpack(dir, deb);
+    const fromDeb = await kit(dir, "ls", "--json", deb);
+    expect(fromDeb.stderr).toBe("");
+    expect(fromDeb.code).toBe(0);
+    const pkg = JSON.parse(fromDeb.stdout.toString()).files[0];
+    expect(pkg.package.format).toBe("deb");
+    const member = pkg.members.find((m: { member: string[] }) => m.member.join("/") === library);
+    expect(member.path).toBe(`${deb}!${library}`);
+    const fromFile = JSON.parse((await kit(dir, "ls", "--json", join(unpacked, library))).stdout.toString()).files[0];
+    const strip = ({ path: _p, member: _m, ...rest }: Record<string, unknown>) => rest;
+    expect(strip(member)).toEqual(strip(fromFile));
+    expect(member.bundles.length).toBeGreaterThan(0);
+
+    await kit(dir, "extract", "--out-dir=from-deb", deb);
+    await kit(dir, "extract", "--out-dir=from-file", join(unpacked, library));
+    const digests = (out: string, prefix: string) => readdirSync(join(dir, out)).sort().map((f) => {
+      expect(f.startsWith(prefix)).toBe(true);
+      return [f.slice(prefix.length), createHash("sha256").update(readFileSync(join(dir, out, f))).digest("hex")];
+    });
+    const base = library.slice(library.lastIndexOf("/") + 1);
+    const a = digests("from-deb", `${deb}!${library.replaceAll("/", "_")}`);
+    const b = digests("from-file", base);
+    expect(a.length).toBeGreaterThan(0);
+    expect(a).toEqual(b);
+  }, 600_000);
+});
+
+describe("librocsparse0 (1.3 GB library in a 94 MB data.tar.xz)", () => {
+  it("sizes --json on the .deb equals sizes on the unpacked library; the member spooled to disk, not memory", async () => {
+    const dir = scratchDir("offload-kit-deb-");
+    const deb = download(dir, "librocsparse0");
+    if (deb === undefined) return;
+    const library = "usr/lib/x86_64-linux-gnu/librocsparse.so.0.1";
+    const fromDeb = await kit(dir, "sizes", "--json", deb);
+    expect(fromDeb.code).toBe(0);
+    const pkg = JSON.parse(fromDeb.stdout.toString()).files[0];
+    expect(pkg.package.largestSpooled).toBeGreaterThan(1_000_000_000);
+    const member = pkg.members.find((m: { member: string[] }) => m.member.join("/") === library);
+    const unpacked = unpack(dir, deb);
+    const fromFile = JSON.parse((await kit(dir, "sizes", "--json", join(unpacked, library))).stdout.toString()).files[0];
+    const strip = ({ path: _p, member: _m, ...rest }: Record<string, unknown>) => rest;
+    expect(strip(member)).toEqual(strip(fromFile));
+    expect(member.bundles.length).toBe(111);
+  }, 900_000);
+});
