@@ -214,6 +214,41 @@ function bundlesListing(item: Shown, report: LocationJson): HTMLElement {
   return list;
 }
 
+/** Rows of a damaged bundle listed at most (a garbled header could claim thousands). */
+const SALVAGED_ROWS = 200;
+
+/**
+ * The entries a lenient reading of a damaged bundle's header still finds (`ls --json` problems' `entries`,
+ * src/inspect/salvage.ts), each marked intact or damaged; an intact one downloads as the slice of the file
+ * it is. They are not counted in the summary or the verdict, as `sizes` and `check` do not count them.
+ */
+function salvagedView(item: Shown, at: number, entries: readonly { id: string; offset: number; size: number; intact: boolean }[]): HTMLElement {
+  const intact = entries.filter((e) => e.intact).length;
+  const rows = entries.slice(0, SALVAGED_ROWS).map((e, i) => {
+    // As extract names an entry, with the damaged bundle's offset where its index would be.
+    const name = `${item.file.name}-damaged-${hex(at)}-${e.id}`.replace(/[:/\\\0]/g, "_");
+    const action = e.intact ? element("button", { type: "button", className: "download", ariaLabel: `Download ${e.id} (intact entry ${i} of the damaged bundle at ${hex(at)} of ${item.file.name})` }, "download") : element("span", {}, "");
+    action.addEventListener("click", () => {
+      saveBlob(item.file.slice(e.offset, e.offset + e.size), name);
+      announce(`Saved ${name}`);
+    });
+    return element("tr", { className: `salvaged ${e.intact ? "intact" : "damaged"}`, dataset: { entry: i, id: e.id } },
+      element("td", { className: "num" }, String(i)),
+      element("td", { className: "id" }, breakable(e.id)),
+      element("td", { className: "num offset" }, hex(e.offset)),
+      element("td", { className: "num size" }, formatCount(e.size)),
+      element("td", { className: "damage" }, e.intact ? "intact" : "damaged: runs past the end"),
+      element("td", { className: "action" }, action));
+  });
+  return element("details", { className: "salvaged-bundle" },
+    element("summary", {}, `${formatCount(entries.length)} entr${entries.length === 1 ? "y" : "ies"} still readable in its header, ${formatCount(intact)} intact`),
+    element("div", { className: "table-wrap" }, element("table", { className: "entries salvaged stack" },
+      element("caption", {}, `Entries of the damaged bundle at ${hex(at)}`),
+      element("thead", {}, element("tr", {}, ...["#", "ID", "offset", "size", "state", ""].map((t) => element("th", { scope: "col" }, t)))),
+      element("tbody", {}, ...rows))),
+    ...(entries.length > SALVAGED_ROWS ? [element("p", { className: "note" }, `and ${formatCount(entries.length - SALVAGED_ROWS)} more (ls --json lists them all)`)] : []));
+}
+
 /** Opens every bundle, a few per frame (111 bundles of 8 rows drawn at once would block for a while). */
 async function expandAll(item: Shown, button: HTMLButtonElement): Promise<void> {
   button.disabled = true;
@@ -497,7 +532,8 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
   if (r.bundles.length === 0 && r.offloadBinaries.length === 0) section.append(element("p", { className: "empty" }, "No offload bundles or offload binaries found."));
   if (r.problems.length > 0) {
     section.append(element("h3", {}, "Problems"), element("ul", { className: "problems" },
-      ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`))));
+      ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`,
+        ...(p.entries !== undefined ? [salvagedView(item, p.offset, p.entries)] : [])))));
   }
   if (item.rows.length > 0) {
     const expand = element("button", { type: "button", className: "expand-all" }, "Expand all");
