@@ -240,8 +240,9 @@ function salvagedView(item: Shown, at: number, entries: readonly { id: string; o
       element("td", { className: "damage" }, e.intact ? "intact" : "damaged: runs past the end"),
       element("td", { className: "action" }, action));
   });
-  return element("details", { className: "salvaged-bundle" },
-    element("summary", {}, `${formatCount(entries.length)} entr${entries.length === 1 ? "y" : "ies"} still readable in its header, ${formatCount(intact)} intact`),
+  return element("details", { className: "salvaged-bundle", open: true, dataset: { offset: at } },
+    element("summary", { className: "bundle-head" }, `Damaged bundle at ${hex(at)}: `,
+      element("span", { className: "mono" }, `${formatCount(entries.length)} entr${entries.length === 1 ? "y" : "ies"} still readable in its header, ${formatCount(intact)} intact`)),
     element("div", { className: "table-wrap" }, element("table", { className: "entries salvaged stack" },
       element("caption", {}, `Entries of the damaged bundle at ${hex(at)}`),
       element("thead", {}, element("tr", {}, ...["#", "ID", "offset", "size", "state", ""].map((t) => element("th", { scope: "col" }, t)))),
@@ -532,8 +533,8 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
   if (r.bundles.length === 0 && r.offloadBinaries.length === 0) section.append(element("p", { className: "empty" }, "No offload bundles or offload binaries found."));
   if (r.problems.length > 0) {
     section.append(element("h3", {}, "Problems"), element("ul", { className: "problems" },
-      ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`,
-        ...(p.entries !== undefined ? [salvagedView(item, p.offset, p.entries)] : [])))));
+      ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`))),
+      ...r.problems.flatMap((p) => (p.entries !== undefined ? [salvagedView(item, p.offset, p.entries)] : [])));
   }
   if (item.rows.length > 0) {
     const expand = element("button", { type: "button", className: "expand-all" }, "Expand all");

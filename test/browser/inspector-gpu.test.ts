@@ -4,7 +4,8 @@
 //   only xnack+, for a bare processor (xnack unstated) and for stated settings; librocsparse0 when installed;
 // - the pruned download equals `offload-kit prune --keep=GPU FILE -o OUT` byte for byte, for binary, text and
 //   compressed bundles; a prune the CLI refuses is refused with its message; a linked ELF file gets a
-//   disabled button saying why (prune does not edit linked ELF files in the browser).
+//   disabled button saying why (prune does not edit linked ELF files in the browser);
+// - a damaged bundle's entries listed as `ls --json` gives them (problem `entries`), the damage marked.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -167,6 +168,25 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     expect(await page.textContent(".prune-note")).toContain("not offered for linked ELF files");
     // The verdict still shows: the file's bundle has both variants.
     expect((await verdictLines())[0]!.ok).toBe(true);
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+
+  it("lists a damaged bundle's entries as ls --json does, the damage marked, intact ones downloadable", async () => {
+    const whole = readFileSync(files[0]!);
+    const cut = join(dir, "cut.bc");
+    writeFileSync(cut, whole.subarray(0, whole.length - 15));
+    const want = JSON.parse(run(KIT, ["ls", "--json", cut], dir).stdout).files[0];
+    expect(want.bundles).toEqual([]);
+    const salvaged = want.problems[0].entries as { id: string; offset: number; size: number; intact: boolean }[];
+    expect(salvaged.map((e) => e.intact)).toEqual([true, true, false, false]);
+    await open([cut]);
+    const rows = await page.$$eval("tr.salvaged", (r) => r.map((x) => ({ id: (x as HTMLElement).dataset.id, intact: x.classList.contains("intact"), state: x.querySelector(".damage")?.textContent })));
+    expect(rows).toEqual(salvaged.map((e) => ({ id: e.id, intact: e.intact, state: e.intact ? "intact" : "damaged: runs past the end" })));
+    expect(await page.locator("details.salvaged-bundle summary").textContent()).toBe("Damaged bundle at 0x0: 4 entries still readable in its header, 2 intact");
+    const [event] = await Promise.all([page.waitForEvent("download", { timeout: 120_000 }), page.locator("tr.salvaged.intact button.download").nth(1).click()]);
+    const e = salvaged[1]!;
+    expect(Buffer.compare(readFileSync(await event.path()), whole.subarray(e.offset, e.offset + e.size))).toBe(0);
+    expect(await page.locator("tr.salvaged.damaged button").count()).toBe(0);
     expect(pageErrors).toEqual([]);
   }, 120_000);
 
