@@ -27,8 +27,9 @@ const MAGIC_SIZE = 24;
 const FIXED = 24;
 /** IDs longer than this are taken as damage, not read (LLVM's target IDs are under 100 bytes). */
 const MAX_ID = 4096;
-/** Header bytes read at most (a garbled count could claim billions of entries). */
+/** Header bytes and records read at most (a garbled count could claim billions of entries). */
 const MAX_HEADER = 64 * 1024 * 1024;
+const MAX_ENTRIES = 100_000;
 
 /**
  * The entries of the binary bundle at `at` (`end`: where the input it lies in ends) whose records can be
@@ -46,11 +47,13 @@ export function salvageBinaryBundle(source: ByteSource, at: number, end: number)
   const count = u64(at + MAGIC_SIZE);
   const entries: SalvagedEntry[] = [];
   let position = at + MAGIC_SIZE + 8;
-  for (let i = 0; i < count && position + FIXED <= limit; i++) {
+  for (let i = 0; i < Math.min(count, MAX_ENTRIES) && position + FIXED <= limit; i++) {
     const offset = u64(position);
     const size = u64(position + 8);
     const idLength = u64(position + 16);
     if (idLength > MAX_ID || position + FIXED + idLength > limit) break;
+    // A payload inside the header is garbage, not an entry (a stray magic in a string table reads so).
+    if (offset < position + FIXED + idLength - at) break;
     const id = latin1Decode(read(position + FIXED, idLength));
     position += FIXED + idLength;
     entries.push({ id, offset: at + offset, size, intact: at + offset + size <= end });
