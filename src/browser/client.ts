@@ -11,7 +11,7 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { EntryRef, InspectProgress } from "./inspect.js";
-import type { ExtractStats, InspectResult, WorkerReply, WorkerRequest } from "./protocol.js";
+import type { ExtractStats, InspectResult, PruneReply, WorkerReply, WorkerRequest } from "./protocol.js";
 
 export interface OffloadKitWorkerOptions {
   /** The worker script (see above); default: the copy inlined in the library. */
@@ -133,9 +133,25 @@ export class OffloadKitWorker {
     return { bytes: reply.bytes, ...reply.stats };
   }
 
+  /**
+   * `offload-kit prune --keep=GPU,...` of `file`, as the parts the output is made of (src/browser/protocol.ts);
+   * `prunedBlob` puts them together. Linked ELF files are refused (LINKED_ELF_NOT_YET), as the library does.
+   */
+  async prune(file: Blob, keep: readonly string[], options: { name?: string } = {}): Promise<PruneReply> {
+    const name = options.name ?? ((file as File).name || "blob");
+    const reply = await this.request({ op: "prune", file, name, keep });
+    if (reply.op !== "pruned") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.result;
+  }
+
   /** Stops the worker; requests still pending reject. */
   terminate(): void {
     this.fail("the offload-kit worker was terminated");
     void this.worker.then((worker) => worker.terminate(), () => {});
   }
+}
+
+/** The pruned file as a Blob: the ranges of the input are slices of `file` (nothing read), the rest the worker's bytes. */
+export function prunedBlob(file: Blob, result: PruneReply): Blob {
+  return new Blob(result.parts.map((p) => ("bytes" in p ? (p.bytes as Uint8Array<ArrayBuffer>) : "zeros" in p ? new Uint8Array(p.zeros) : file.slice(p.offset, p.offset + p.size))));
 }

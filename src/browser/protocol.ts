@@ -7,7 +7,9 @@ import type { EntryRef, InspectProgress, Inspection } from "./inspect.js";
 
 export type WorkerRequest =
   | { readonly id: number; readonly op: "inspect"; readonly file: Blob; readonly name: string }
-  | { readonly id: number; readonly op: "extract"; readonly file: Blob; readonly ref: EntryRef };
+  | { readonly id: number; readonly op: "extract"; readonly file: Blob; readonly ref: EntryRef }
+  /** `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it. */
+  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[] };
 
 export interface WorkerFailure {
   readonly code: string;
@@ -34,8 +36,33 @@ export interface ExtractStats {
   readonly decoded: number;
 }
 
+/**
+ * A pruned file as the parts it is made of, in order: bytes the worker made (transferred), runs of zeros,
+ * and ranges of the input file, which the page slices from the File itself (a Blob of slices: the kept
+ * code objects of a plain bundle are never read into memory, on either side). A compressed output comes
+ * as one part of bytes.
+ */
+export type PrunedPart =
+  | { readonly bytes: Uint8Array }
+  | { readonly zeros: number }
+  | { readonly offset: number; readonly size: number };
+
+export interface PruneReply {
+  /** What prune took the file for (`bundle`, `archive`, `fat object`, ...). */
+  readonly container: string;
+  /** False: the output is the input unchanged (`parts` is then one range, the whole file). */
+  readonly changed: boolean;
+  readonly parts: readonly PrunedPart[];
+  readonly outputSize: number;
+  /** Entries kept and seen, host entries included (`offload-kit prune` keeps every host entry). */
+  readonly kept: number;
+  readonly entries: number;
+  readonly notes: readonly string[];
+}
+
 export type WorkerReply =
   | { readonly id: number; readonly op: "progress"; readonly progress: InspectProgress }
   | { readonly id: number; readonly op: "inspected"; readonly result: InspectResult }
   | { readonly id: number; readonly op: "extracted"; readonly bytes: Uint8Array; readonly stats: ExtractStats }
+  | { readonly id: number; readonly op: "pruned"; readonly result: PruneReply }
   | { readonly id: number; readonly op: "failed"; readonly error: WorkerFailure };

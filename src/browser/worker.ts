@@ -13,7 +13,10 @@ import { engine } from "../engine/select.js";
 import { BlobSource } from "./blob-source.js";
 import { DecodedBundles, inspectSource, readEntry } from "./inspect.js";
 import type { DecodeProgress, InspectProgress } from "./inspect.js";
-import type { WorkerFailure, WorkerReply, WorkerRequest } from "./protocol.js";
+import type { PruneReply, PrunedPart, WorkerFailure, WorkerReply, WorkerRequest } from "./protocol.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { planPrune } from "../prune/index.js";
+import { materialize } from "../prune/plan.js";
 
 export interface WorkerScope {
   postMessage(message: WorkerReply, transfer?: Transferable[]): void;
@@ -51,6 +54,34 @@ function fileKey(file: Blob): string {
   return `${named.name ?? "blob"}\0${file.size}\0${named.lastModified ?? 0}\0`;
 }
 
+/**
+ * `offload-kit prune --keep` of a file, as parts the page puts together (src/browser/protocol.ts PrunedPart):
+ * ranges of the input stay ranges (the kept code objects of a plain bundle are sliced from the File, never
+ * read here), made bytes are copied out of whatever larger buffer holds them (structured clone would copy
+ * that whole buffer) and transferred; an output to be compressed is made here, whole.
+ */
+function pruned(source: BlobSource, name: string, keep: readonly string[], codecs: Codecs): { result: PruneReply; transfer: Transferable[] } {
+  const plan = planPrune(source, { keep, codecs, name });
+  const parts: PrunedPart[] = [];
+  const transfer: Transferable[] = [];
+  const bytes = (b: Uint8Array) => {
+    const copy = b.slice();
+    parts.push({ bytes: copy });
+    transfer.push(copy.buffer);
+  };
+  if (plan.plan === undefined) parts.push({ offset: 0, size: source.size });
+  else if (plan.plan.compress !== undefined) bytes(materialize(plan.plan, source, codecs));
+  else for (const piece of plan.plan.pieces) ("bytes" in piece ? bytes(piece.bytes) : parts.push(piece));
+  const outputSize = parts.reduce((n, p) => n + ("bytes" in p ? p.bytes.length : "zeros" in p ? p.zeros : p.size), 0);
+  return {
+    result: {
+      container: plan.container, changed: plan.plan !== undefined, parts, outputSize,
+      kept: plan.entries.filter((e) => e.kept).length, entries: plan.entries.length, notes: plan.notes,
+    },
+    transfer,
+  };
+}
+
 async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void> {
   const { id } = request;
   try {
@@ -63,6 +94,12 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
       };
       const bytes = readEntry(source, request.ref, { codecs: loaded.codecs, cache: decoded, key: fileKey(request.file), onDecode });
       scope.postMessage({ id, op: "extracted", bytes, stats: { bytesRead: source.bytesRead, decoded: decodes } }, [bytes.buffer as ArrayBuffer]);
+      return;
+    }
+    if (request.op === "prune") {
+      if (loaded.codecs === undefined) throw new OffloadKitError(loaded.error!.code, `cannot prune here: ${loaded.error!.message}`);
+      const { result, transfer } = pruned(new BlobSource(request.file), request.name, request.keep, loaded.codecs);
+      scope.postMessage({ id, op: "pruned", result }, transfer);
       return;
     }
     const started = performance.now();

@@ -46,6 +46,7 @@ import { ELF_BUNDLE_SECTION_PREFIX, isElf, openElf, sectionNames, sectionRange }
 import { OFFLOAD_BINARY_MAGIC_BYTES, getOffloadKindName, readOffloadBinaries } from "../formats/offload-binary.js";
 import type { OffloadBinaries, OffloadImage } from "../formats/offload-binary.js";
 import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
+import { salvageBinaryBundle } from "./salvage.js";
 import type {
   CompressedAhead, CompressedBundleInfo, FoundBundle, FoundEntry, FoundOffloadBinaries, FoundOffloadImage, ScanOptions, ScanProblem,
 } from "./scan.js";
@@ -371,8 +372,12 @@ class Locator {
     try {
       read = readBinaryBundle(sliceSource(ctx.source, at, end - at), { engine: this.engine });
     } catch (e) {
-      // A header that fails after good entries: reported at the bundle, as a failed first entry is.
-      this.problems.push({ ...problemOf(e, at), offset: at });
+      // A header that fails after good entries: reported at the bundle, as a failed first entry is, with
+      // the entries a lenient reading still finds (./salvage.ts; not inside compressed bundles, whose
+      // offsets are in decoded bytes no one can slice from the file).
+      const problem: ScanProblem = { ...problemOf(e, at), offset: at };
+      const salvaged = ctx.compressed === undefined ? salvageBinaryBundle(ctx.source, at, end) : [];
+      this.problems.push(salvaged.length > 0 ? { ...problem, entries: salvaged } : problem);
       return at + 1;
     }
     if (read.kind === "none") {

@@ -92,6 +92,6 @@ export function locationJson(path: string, report: Location): LocationJson {
         strings: Object.fromEntries(image.strings.map(([k, v]) => [byteStringToUnicode(k), byteStringToUnicode(v)])),
       })),
     })),
-    problems: report.problems,
+    problems: report.problems.map((p) => (p.entries === undefined ? p : { ...p, entries: p.entries.map((e) => ({ ...e, id: byteStringToUnicode(e.id) })) })),
   };
 }

@@ -15,6 +15,7 @@ import type { CcobMember } from "../formats/ccob.js";
 import { OFFLOAD_BINARY_MAGIC_BYTES, readOffloadBinaries } from "../formats/offload-binary.js";
 import type { Decompressor } from "../formats/offload-binary.js";
 import { foundImages, locate } from "./locate.js";
+import type { SalvagedEntry } from "./salvage.js";
 
 export interface FoundEntry {
   readonly id: string;
@@ -117,6 +118,11 @@ export interface ScanProblem {
   readonly offset: number;
   readonly code: string;
   readonly message: string;
+  /**
+   * A binary bundle whose header the strict walk rejected: the entries a lenient reading of its header
+   * still finds (src/inspect/salvage.ts), each marked intact or not. Never part of `bundles`.
+   */
+  readonly entries?: readonly SalvagedEntry[];
 }
 
 export interface ScanReport {

@@ -8,15 +8,17 @@
  * downloads (a zip streamed entry by entry: src/inspector/zip.ts), and the report is the JSON
  * `offload-kit ls --json` prints. Whatever goes wrong is shown where the file's results would be.
  */
-import { OffloadKitWorker } from "../browser/client.js";
+import { OffloadKitWorker, prunedBlob } from "../browser/client.js";
+import { isLinkedElf } from "../prune/linked-elf.js";
 import type { InspectResult } from "../browser/protocol.js";
 import type { InspectProgress } from "../browser/inspect.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { BundleJson, LocationJson, OffloadRunJson } from "../inspect/location-json.js";
+import { describeSettings } from "../inspect/check.js";
 import type { EntryVerdict } from "../inspect/check.js";
 import { breakable, element, formatBytes, formatCount, formatShare, hex } from "./dom.js";
 import { FindBar } from "./find.js";
-import { NO_FILTER, Verdicts, applyFilter, isActive, rowsOf, verdictTotals } from "./model.js";
+import { NO_FILTER, Verdicts, applyFilter, isActive, judgeRows, rowsOf, verdictTotals } from "./model.js";
 import type { Filter, Row } from "./model.js";
 import { saveBlob, saveZip } from "./save.js";
 import { summaryView } from "./summary.js";
@@ -43,6 +45,9 @@ interface Shown {
   matches?: RowTable<Row>;
   matched: Row[];
   zipMatches?: HTMLButtonElement;
+  /** "Download, pruned for GPU", and why it is not offered for this file (undefined: it is). */
+  pruneButton?: HTMLButtonElement;
+  pruneRefusal?: string;
 }
 
 const worker = new OffloadKitWorker({ url: new URL("worker.js", document.baseURI) });
@@ -209,6 +214,42 @@ function bundlesListing(item: Shown, report: LocationJson): HTMLElement {
   return list;
 }
 
+/** Rows of a damaged bundle listed at most (a garbled header could claim thousands). */
+const SALVAGED_ROWS = 200;
+
+/**
+ * The entries a lenient reading of a damaged bundle's header still finds (`ls --json` problems' `entries`,
+ * src/inspect/salvage.ts), each marked intact or damaged; an intact one downloads as the slice of the file
+ * it is. They are not counted in the summary or the verdict, as `sizes` and `check` do not count them.
+ */
+function salvagedView(item: Shown, at: number, entries: readonly { id: string; offset: number; size: number; intact: boolean }[]): HTMLElement {
+  const intact = entries.filter((e) => e.intact).length;
+  const rows = entries.slice(0, SALVAGED_ROWS).map((e, i) => {
+    // As extract names an entry, with the damaged bundle's offset where its index would be.
+    const name = `${item.file.name}-damaged-${hex(at)}-${e.id}`.replace(/[:/\\\0]/g, "_");
+    const action = e.intact ? element("button", { type: "button", className: "download", ariaLabel: `Download ${e.id} (intact entry ${i} of the damaged bundle at ${hex(at)} of ${item.file.name})` }, "download") : element("span", {}, "");
+    action.addEventListener("click", () => {
+      saveBlob(item.file.slice(e.offset, e.offset + e.size), name);
+      announce(`Saved ${name}`);
+    });
+    return element("tr", { className: `salvaged ${e.intact ? "intact" : "damaged"}`, dataset: { entry: i, id: e.id } },
+      element("td", { className: "num" }, String(i)),
+      element("td", { className: "id" }, breakable(e.id)),
+      element("td", { className: "num offset" }, hex(e.offset)),
+      element("td", { className: "num size" }, formatCount(e.size)),
+      element("td", { className: "damage" }, e.intact ? "intact" : "damaged: runs past the end"),
+      element("td", { className: "action" }, action));
+  });
+  return element("details", { className: "salvaged-bundle", open: true, dataset: { offset: at } },
+    element("summary", { className: "bundle-head" }, `Damaged bundle at ${hex(at)}: `,
+      element("span", { className: "mono" }, `${formatCount(entries.length)} entr${entries.length === 1 ? "y" : "ies"} still readable in its header, ${formatCount(intact)} intact`)),
+    element("div", { className: "table-wrap" }, element("table", { className: "entries salvaged stack" },
+      element("caption", {}, `Entries of the damaged bundle at ${hex(at)}`),
+      element("thead", {}, element("tr", {}, ...["#", "ID", "offset", "size", "state", ""].map((t) => element("th", { scope: "col" }, t)))),
+      element("tbody", {}, ...rows))),
+    ...(entries.length > SALVAGED_ROWS ? [element("p", { className: "note" }, `and ${formatCount(entries.length - SALVAGED_ROWS)} more (ls --json lists them all)`)] : []));
+}
+
 /** Opens every bundle, a few per frame (111 bundles of 8 rows drawn at once would block for a while). */
 async function expandAll(item: Shown, button: HTMLButtonElement): Promise<void> {
   button.disabled = true;
@@ -250,6 +291,75 @@ function zipButton(item: Shown, label: string, rows: () => readonly Row[], zipNa
   return button;
 }
 
+/**
+ * Why `prune` cannot edit this file in the page, or undefined when it can: linked ELF files (executables and
+ * shared libraries, librocsparse's kind) are edited by the ELF editor, which the library does not include
+ * yet (src/prune/linked-elf.ts refuses them). Bundles (binary, text, compressed), offload binaries,
+ * archives and ELF objects it edits. Read from the file's first bytes, as prune tells them apart.
+ */
+async function pruneRefusal(file: File): Promise<string | undefined> {
+  const head = new Uint8Array(await file.slice(0, 64).arrayBuffer());
+  if (isLinkedElf(head)) return "not offered for linked ELF files (executables, shared libraries): their .hip_fatbin is edited by the ELF editor, which this page does not include yet; offload-kit prune says the same";
+  return undefined;
+}
+
+/** `lib.bc` pruned for `gfx90a:xnack-`: `lib-gfx90a_xnack-.bc` (':' as extract writes it, '_'). */
+function prunedName(name: string, gpu: string): string {
+  const dot = name.lastIndexOf(".");
+  const [base, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
+  return `${base}-${gpu}${ext}`.replace(/[:/\\\0]/g, "_");
+}
+
+function pruneButton(item: Shown): HTMLElement {
+  const button = element("button", { type: "button", className: "prune" });
+  const note = element("span", { className: "prune-note note", id: `prune-note-${shown.indexOf(item)}` });
+  const wrap = element("span", { className: "prune-wrap" }, button, note);
+  button.setAttribute("aria-describedby", note.id);
+  button.addEventListener("click", async () => {
+    const gpu = filter.gpu;
+    if (gpu === undefined || item.pruneRefusal !== undefined) return;
+    button.disabled = true;
+    note.className = "prune-note note";
+    note.textContent = `Pruning for ${gpu.canonical}…`;
+    try {
+      // `--keep` semantics: what a device of this GPU loads, host entries always (src/prune/select.ts).
+      const result = await worker.prune(item.file, [gpu.canonical]);
+      const name = prunedName(item.file.name, gpu.canonical);
+      saveBlob(prunedBlob(item.file, result), name);
+      // For tests: what the worker answered (the parts' kinds, not their bytes).
+      item.section.dataset.lastPrune = JSON.stringify({ container: result.container, changed: result.changed, outputSize: result.outputSize, kept: result.kept, entries: result.entries,
+        ranges: result.parts.filter((p) => "offset" in p).length, made: result.parts.filter((p) => "bytes" in p).reduce((n, p) => n + ("bytes" in p ? p.bytes.length : 0), 0) });
+      note.textContent = `${name}: kept ${formatCount(result.kept)} of ${formatCount(result.entries)} entries, ${formatBytes(result.outputSize)} of ${formatBytes(item.file.size)}${result.changed ? "" : " (nothing to drop: the file as it is)"}`;
+      announce(`Saved ${name}`);
+    } catch (e) {
+      note.className = "prune-note error";
+      note.textContent = errorText(e);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  item.pruneButton = button;
+  paintPrune(item);
+  return wrap;
+}
+
+function paintPrune(item: Shown): void {
+  const button = item.pruneButton;
+  if (button === undefined) return;
+  if (item.pruneRefusal !== undefined) {
+    button.disabled = true;
+    button.textContent = "Download, pruned for a GPU: not offered";
+    button.title = item.pruneRefusal;
+    const note = button.nextElementSibling;
+    if (note !== null && note.textContent === "") note.textContent = `Pruned download ${item.pruneRefusal}.`;
+    return;
+  }
+  const gpu = filter.gpu;
+  button.disabled = gpu === undefined;
+  button.textContent = gpu === undefined ? "Download, pruned for a GPU (type one in the GPU field)" : `Download, pruned for ${gpu.canonical}`;
+  button.title = gpu === undefined ? "" : `what offload-kit prune --keep=${gpu.canonical} writes: the entries a ${gpu.canonical} device loads, and the host entries`;
+}
+
 function fileStem(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]+/g, "_");
 }
@@ -263,18 +373,37 @@ function statusText(result: InspectResult): string {
   return `${parts.join(", ")} in ${formatBytes(r.size)} (${r.container}); read ${formatBytes(result.bytesRead)} in ${result.reads} reads (${Math.round(result.readMilliseconds)} ms), ${Math.round(result.milliseconds)} ms in all (${result.engine} engine)`;
 }
 
+/**
+ * The file's verdict line, as `offload-kit check` judges the file (src/inspect/check.ts judgeEntries, its
+ * describeSettings wording): with a GPU that leaves xnack or sramecc unstated, the loadable entries are
+ * counted per setting ("4 with xnack off (-), 4 with xnack on (+)") and the file passes when some entry
+ * loads under every setting.
+ */
 function paintFileVerdict(item: Shown): void {
   const line = item.verdictLine;
-  if (filter.gpu === undefined || item.result === undefined) {
+  const gpu = filter.gpu;
+  if (gpu === undefined || item.result === undefined) {
     line.hidden = true;
     return;
   }
-  const t = verdictTotals(item.rows, filter.gpu, verdicts);
+  const t = verdictTotals(item.rows, gpu, verdicts);
+  const judgement = judgeRows(item.rows, gpu, verdicts);
   line.hidden = false;
-  line.className = `verdict-line ${t.device === 0 ? "" : t.loadable === 0 ? "none" : "some"}`;
-  line.textContent = t.device === 0
-    ? `No device code for ${filter.gpu.canonical} to load.`
-    : `${formatCount(t.loadable)} of ${formatCount(t.device)} device entries load on ${filter.gpu.canonical} (${formatBytes(t.bytes)})`;
+  line.className = `verdict-line ${judgement.ok ? "pass" : t.loadable > 0 || judgement.cases.some((c) => c.loadable > 0) ? "some" : "none"}`;
+  line.dataset.ok = String(judgement.ok);
+  line.dataset.cases = JSON.stringify(judgement.cases);
+  const mark = judgement.ok ? "OK" : "FAIL";
+  if (t.device === 0) {
+    line.textContent = `${mark}: no device code for ${gpu.canonical} to load.`;
+  } else if (judgement.unstated.length === 0) {
+    line.textContent = `${mark}: ${formatCount(t.loadable)} of ${formatCount(t.device)} device entries load on ${gpu.canonical} (${formatBytes(t.bytes)})`;
+  } else {
+    const perSetting = judgement.cases.map((c) => `${formatCount(c.loadable)} with ${describeSettings(c.settings)}`).join(", ");
+    const failing = judgement.cases.filter((c) => c.loadable === 0).map((c) => describeSettings(c.settings));
+    const unstated = judgement.unstated.join(" and ");
+    line.textContent = `${mark}: ${formatCount(t.device)} device entries, loadable on ${gpu.canonical}: ${perSetting}; ` +
+      (judgement.ok ? `some entry loads whichever way ${unstated} ${judgement.unstated.length === 1 ? "is" : "are"} set` : `nothing loads with ${failing.join(", nor with ")}`);
+  }
 }
 
 function paintListing(item: Shown): void {
@@ -311,6 +440,7 @@ function paintListing(item: Shown): void {
 function refilter(): void {
   for (const item of shown) {
     paintFileVerdict(item);
+    paintPrune(item);
     paintListing(item);
   }
   for (const row of Array.from(document.querySelectorAll<HTMLElement>("tr.entry, tr.image"))) paintVerdict(row.querySelector(".verdict")!, row.dataset.id!);
@@ -319,12 +449,23 @@ function refilter(): void {
   } else {
     let loadable = 0;
     let device = 0;
-    for (const item of shown) {
+    let passing = 0;
+    const unstated = new Set<string>();
+    const judged = shown.filter((item) => item.result !== undefined);
+    for (const item of judged) {
       const t = verdictTotals(item.rows, filter.gpu, verdicts);
       loadable += t.loadable;
       device += t.device;
+      const j = judgeRows(item.rows, filter.gpu, verdicts);
+      if (j.ok) passing++;
+      for (const f of j.unstated) unstated.add(f);
     }
-    gpuSummary.textContent = `${loadable} of ${device} device entries load on ${filter.gpu.canonical}`;
+    // As check concludes: with every feature stated a count of entries; otherwise files that pass whichever way.
+    const features = [...unstated].sort();
+    gpuSummary.dataset.ok = String(judged.length > 0 && passing === judged.length);
+    gpuSummary.textContent = features.length === 0
+      ? `${loadable} of ${device} device entries load on ${filter.gpu.canonical}`
+      : `${passing} of ${judged.length} file${judged.length === 1 ? " has" : "s have"} device code ${filter.gpu.canonical} can load, whichever way ${features.join(" and ")} ${features.length === 1 ? "is" : "are"} set`;
   }
   const matching = shown.reduce((n, s) => n + (isActive(filter) ? s.matched.length : s.rows.length), 0);
   document.body.dataset.filterRuns = String(Number(document.body.dataset.filterRuns ?? 0) + 1);
@@ -392,15 +533,17 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
   if (r.bundles.length === 0 && r.offloadBinaries.length === 0) section.append(element("p", { className: "empty" }, "No offload bundles or offload binaries found."));
   if (r.problems.length > 0) {
     section.append(element("h3", {}, "Problems"), element("ul", { className: "problems" },
-      ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`))));
+      ...r.problems.map((p) => element("li", { dataset: { offset: p.offset, code: p.code } }, `at ${hex(p.offset)}: ${p.message} [${p.code}]`))),
+      ...r.problems.flatMap((p) => (p.entries !== undefined ? [salvagedView(item, p.offset, p.entries)] : [])));
   }
   if (item.rows.length > 0) {
     const expand = element("button", { type: "button", className: "expand-all" }, "Expand all");
     expand.addEventListener("click", () => void expandAll(item, expand));
     item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.file.name)}-matching.zip`);
     item.zipMatches.hidden = true;
+    item.pruneRefusal = await pruneRefusal(item.file);
     section.append(element("div", { className: "file-actions" }, expand,
-      zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.file.name)}-entries.zip`), item.zipMatches));
+      zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.file.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
   }
   paintListing(item);
   if (item.listing !== undefined) section.append(item.listing);

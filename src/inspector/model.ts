@@ -6,8 +6,8 @@
  */
 import type { EntryRef } from "../browser/inspect.js";
 import { getImageKindName } from "../formats/offload-binary.js";
-import { checkEntry, parseGpu } from "../inspect/check.js";
-import type { EntryVerdict, GpuConfig } from "../inspect/check.js";
+import { checkEntry, judgeEntries, parseGpu } from "../inspect/check.js";
+import type { EntryVerdict, FileJudgement, GpuConfig } from "../inspect/check.js";
 import { imageTargetId } from "../inspect/locate.js";
 import type { ImageJson, LocationJson } from "../inspect/location-json.js";
 import { processorOf } from "../inspect/sizes.js";
@@ -182,4 +182,13 @@ export function verdictTotals(rows: readonly Row[], gpu: GpuConfig, verdicts: Ve
     if (v === "loadable") (loadable++, (bytes += r.size));
   }
   return { loadable, device, bytes };
+}
+
+/**
+ * A file's verdict on `gpu`, by `offload-kit check`'s own rule (judgeEntries, called, not copied): with a
+ * bare processor, the entries that need a feature setting count under that setting only, and the file
+ * passes when some entry loads under every setting of the features the GPU leaves unstated.
+ */
+export function judgeRows(rows: readonly Row[], gpu: GpuConfig, verdicts: Verdicts): FileJudgement {
+  return judgeEntries(rows.map((r) => verdicts.of(r.id, gpu)));
 }
