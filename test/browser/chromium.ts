@@ -34,7 +34,10 @@ export async function launchChromium(extraArgs: readonly string[] = []): Promise
     headless: true,
     args: [...CHROMIUM_ARGS, ...extraArgs],
     viewport: { width: 1280, height: 900 },
+    timeout: HANG_MS,
   });
+  // Playwright's own 30 s waits judge the machine's load, not the page (test/limits.ts): only a hang fails.
+  context.setDefaultTimeout(HANG_MS);
   return {
     context,
     async close() {

@@ -16,6 +16,7 @@ import { describeSettings } from "../../src/inspect/check.js";
 import { CHROMIUM, launchChromium, servePage } from "./chromium.js";
 import type { Launched, Served } from "./chromium.js";
 import { nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KIT = join(ROOT, "dist/bin/offload-kit.js");
@@ -64,7 +65,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     await page.addInitScript(() => {
       delete (window as unknown as { showSaveFilePicker?: unknown }).showSaveFilePicker;
     });
-  }, 120_000);
+  }, HANG_MS);
 
   afterAll(async () => {
     await browser?.close();
@@ -75,7 +76,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
   async function open(paths: string[]): Promise<void> {
     await page.goto(served.url);
     await page.setInputFiles("#file-input", paths);
-    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 300_000 });
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
   }
 
   async function verdictLines(): Promise<{ ok: boolean; cases: unknown; text: string }[]> {
@@ -116,7 +117,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     expect(lines[3]!.ok).toBe(false);
     expect(await page.textContent("#gpu-summary")).toBe("4 of 5 files have device code gfx90a can load, whichever way xnack is set");
     expect(pageErrors).toEqual([]);
-  }, 300_000);
+  }, HANG_MS);
 
   it("downloads each bundle pruned for the GPU typed, byte for byte as offload-kit prune --keep writes it", async () => {
     await open(files);
@@ -137,7 +138,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
           expect(await note.textContent()).toContain("keeps none of the bundle's device entries");
           continue;
         }
-        const [event] = await Promise.all([page.waitForEvent("download", { timeout: 120_000 }), button.click()]);
+        const [event] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), button.click()]);
         const got = readFileSync(await event.path());
         const want = readFileSync(out);
         expect({ gpu, file: files[i], equal: Buffer.compare(got, want) === 0, size: got.length }).toEqual({ gpu, file: files[i], equal: true, size: want.length });
@@ -152,7 +153,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     expect(last.ranges).toBeGreaterThan(0);
     expect(last.made).toBeLessThan(last.outputSize);
     expect(pageErrors).toEqual([]);
-  }, 300_000);
+  }, HANG_MS);
 
   it.skipIf(GCC === undefined || OBJCOPY === undefined)("says why a linked ELF file is not offered pruned", async () => {
     writeFileSync(join(dir, "f.c"), "int f(void) { return 1; }\n");
@@ -169,7 +170,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     // The verdict still shows: the file's bundle has both variants.
     expect((await verdictLines())[0]!.ok).toBe(true);
     expect(pageErrors).toEqual([]);
-  }, 120_000);
+  }, HANG_MS);
 
   it("lists a damaged bundle's entries as ls --json does, the damage marked, intact ones downloadable", async () => {
     const whole = readFileSync(files[0]!);
@@ -183,12 +184,12 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     const rows = await page.$$eval("tr.salvaged", (r) => r.map((x) => ({ id: (x as HTMLElement).dataset.id, intact: x.classList.contains("intact"), state: x.querySelector(".damage")?.textContent })));
     expect(rows).toEqual(salvaged.map((e) => ({ id: e.id, intact: e.intact, state: e.intact ? "intact" : "damaged: runs past the end" })));
     expect(await page.locator("details.salvaged-bundle summary").textContent()).toBe("Damaged bundle at 0x0: 4 entries still readable in its header, 2 intact");
-    const [event] = await Promise.all([page.waitForEvent("download", { timeout: 120_000 }), page.locator("tr.salvaged.intact button.download").nth(1).click()]);
+    const [event] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), page.locator("tr.salvaged.intact button.download").nth(1).click()]);
     const e = salvaged[1]!;
     expect(Buffer.compare(readFileSync(await event.path()), whole.subarray(e.offset, e.offset + e.size))).toBe(0);
     expect(await page.locator("tr.salvaged.damaged button").count()).toBe(0);
     expect(pageErrors).toEqual([]);
-  }, 120_000);
+  }, HANG_MS);
 
   it.skipIf(!existsSync(LIBROCSPARSE))("judges librocsparse0 on a bare gfx90a as offload-kit check does (it ships xnack- and xnack+)", async () => {
     const check = JSON.parse(run(KIT, ["check", "--gpu=gfx90a", "--json", LIBROCSPARSE], dir).stdout);
@@ -200,5 +201,5 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page's GPU verdict and pr
     for (const c of check.inputs[0].cases) expect(line!.text).toContain(`${c.loadable} with ${describeSettings(c.settings)}`);
     expect(await page.locator("button.prune").isDisabled()).toBe(true);
     expect(pageErrors).toEqual([]);
-  }, 600_000);
+  }, HANG_MS);
 });

@@ -17,6 +17,7 @@ import { CHROMIUM, launchChromium, servePage } from "./chromium.js";
 import type { Launched, Served } from "./chromium.js";
 import { decodePng, differingShare } from "./png.js";
 import { nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KIT = join(ROOT, "dist/bin/offload-kit.js");
@@ -86,11 +87,11 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
     await page.emulateMedia({ colorScheme: options.dark ? "dark" : "light" });
     await page.goto(served.url);
     await page.setInputFiles("#file-input", files);
-    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 120_000 });
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
   }
 
   async function download(click: () => Promise<void>): Promise<{ name: string; bytes: Buffer }> {
-    const [event] = await Promise.all([page.waitForEvent("download", { timeout: 120_000 }), click()]);
+    const [event] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), click()]);
     return { name: event.suggestedFilename(), bytes: readFileSync(await event.path()) };
   }
 
@@ -158,7 +159,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
       await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
       await page.waitForTimeout(300);
     }
-    await page.waitForSelector('tr.entry[data-entry="99999"]', { timeout: 30_000 });
+    await page.waitForSelector('tr.entry[data-entry="99999"]', { timeout: HANG_MS });
     expect(await page.locator("tr.entry").count()).toBeLessThan(400);
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.fill("#search", "-e99999-");
@@ -178,7 +179,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
     console.log(`100,000 entries: longest main-thread task ${Math.round(longTask)} ms`);
     expect(longTask).toBeLessThan(5000);
     expect(pageErrors).toEqual([]);
-  }, 240_000);
+  }, HANG_MS);
 
   it("finds: a GPU as rocminfo prints it (verdicts of offload-kit check), completion, search, processor, kind, order", async () => {
     const files = ["bundler/host-gfx906.19.bc", "ccob/multi.22.ccob", "archive/hda.a"].map((f) => join(FIXTURES, f));
@@ -271,7 +272,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
       expect(listing.stdout.trim().split("\n")).toEqual(["big.ccob-0-hip-amdgcn-amd-amdhsa--gfx942"]);
     }
     expect(pageErrors).toEqual([]);
-  }, 180_000);
+  }, HANG_MS);
 
   it("reads a compressed bundle once and decodes it once, showing the decoding", async () => {
     const work = join(dir, "export");
@@ -285,7 +286,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
       }).observe(document.getElementById("files")!, { subtree: true, childList: true, characterData: true });
     });
     await page.setInputFiles("#file-input", compressed);
-    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 120_000 });
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
     const texts = await page.evaluate(() => (window as unknown as { statusTexts: string[] }).statusTexts);
     expect(texts.some((t) => /^Decoding the compressed bundle at 0x0: 5\.0 MB of 5\.0 MB/.test(t)), texts.join("\n")).toBe(true);
     const bytesRead = Number(await page.getAttribute("section.file", "data-bytes-read"));
@@ -298,7 +299,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
     const cost = JSON.parse((await page.getAttribute("body", "data-last-extract"))!);
     expect(cost.decoded).toBe(0);
     expect(cost.bytesRead).toBeLessThanOrEqual(readFileSync(compressed).length);
-  }, 120_000);
+  }, HANG_MS);
 
   it("fits 360 px and dark mode: no sideways scrolling, IDs break at their fields, screenshots match the references", async () => {
     const files = ["bundler/host-gfx906.19.bc", "ccob/multi.22.ccob"].map((f) => join(FIXTURES, f));
@@ -326,7 +327,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
     const id = await page.locator("section.file >> nth=1 >> tr.entry td.id").first().innerHTML();
     expect(id).toContain("-<wbr>");
     expect(pageErrors).toEqual([]);
-  }, 180_000);
+  }, HANG_MS);
 
   it("is accessible: axe-core finds nothing serious, the drop zone opens the chooser from the keyboard, focus shows, names and live status", async () => {
     const files = ["bundler/host-gfx906.19.bc", "ccob/multi.22.ccob", "offload-binary/multi.19.bin"].map((f) => join(FIXTURES, f));
@@ -337,14 +338,14 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
     await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("drop");
     expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe("none");
-    const [chooser] = await Promise.all([page.waitForEvent("filechooser", { timeout: 60_000 }), page.press("#drop", "Enter")]);
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser", { timeout: HANG_MS }), page.press("#drop", "Enter")]);
     expect(chooser.isMultiple()).toBe(true);
     // Space too, on a fresh page (one chooser per page load is what headless Chromium shows).
     await page.reload();
     await page.focus("#drop");
-    const [again] = await Promise.all([page.waitForEvent("filechooser", { timeout: 60_000 }), page.press("#drop", " ")]);
+    const [again] = await Promise.all([page.waitForEvent("filechooser", { timeout: HANG_MS }), page.press("#drop", " ")]);
     await again.setFiles(files);
-    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
     expect(await page.textContent("#live")).toMatch(/^multi\.19\.bin: /);
     for (const button of await page.locator("button.expand-all").all()) await button.click();
     await page.waitForFunction(() => document.querySelectorAll("section.file[data-expanded]").length === 3);
@@ -379,7 +380,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
       expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical"), dark ? "dark" : "light").toEqual([]);
     }
     expect(pageErrors).toEqual([]);
-  }, 240_000);
+  }, HANG_MS);
 
   it.skipIf(!existsSync(LIBROCSPARSE))("summarises librocsparse0: 1,294,631,272 device bytes, 98.8% of the file, 111 bundles collapsed", async () => {
     await open([LIBROCSPARSE]);
@@ -392,5 +393,5 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: summary, find, expo
     expect(await page.$$eval("table.processors tr[data-processor]", (r) => r.map((x) => x.getAttribute("data-processor")))).toEqual(sizes.processors.map((p: any) => p.id));
     console.log(`librocsparse0: longest main-thread task ${Math.round(await longest())} ms`);
     expect(pageErrors).toEqual([]);
-  }, 120_000);
+  }, HANG_MS);
 });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { CHROMIUM, launchChromium, servePage } from "./chromium.js";
 import type { Launched, Served } from "./chromium.js";
+import { HANG_MS } from "../limits.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const BIN = join(ROOT, "dist/bin/offload-kit.js");
@@ -47,7 +48,7 @@ async function expandAll(page: Page): Promise<void> {
   await page.evaluate(() => {
     for (const button of Array.from(document.querySelectorAll<HTMLButtonElement>("section.file:not([data-expanded]) button.expand-all"))) button.click();
   });
-  await page.waitForFunction((n) => document.querySelectorAll("section.file[data-expanded]").length >= n, n, { timeout: 60_000 });
+  await page.waitForFunction((n) => document.querySelectorAll("section.file[data-expanded]").length >= n, n, { timeout: HANG_MS });
 }
 
 /** What the page shows for each file, every bundle opened, read from the DOM as a person would read it. */
@@ -113,7 +114,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => 
     const ls = runKit(["ls", "--json", ...FILES]);
     const expected = JSON.parse(ls.stdout).files as any[];
     await page.setInputFiles("#file-input", FILES);
-    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
     const shown = await shownFiles(page);
     expect(shown.map((s) => s.name)).toEqual(FILES.map((f) => f.split("/").pop()));
     let entries = 0;
@@ -243,7 +244,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => 
         }).observe(document.getElementById("files")!, { subtree: true, childList: true, characterData: true });
       });
       await page.setInputFiles("#file-input", file);
-      await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 60_000 });
+      await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
       const texts = await page.evaluate(() => (window as unknown as { statusTexts: string[] }).statusTexts);
       expect(texts.some((t) => /^Reading… at [\d.]+ MB of 167\.8 MB: 0 bundles so far$/.test(t)), texts.join("\n")).toBe(true);
       expect(texts.at(-1)).toMatch(/^1 bundle, 2 entries in 167\.8 MB \(other\); read 167\.8 MB/);
@@ -318,7 +319,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => 
     const want = JSON.parse(runKit(["ls", "--json", LIBROCSPARSE]).stdout).files[0];
     await page.reload();
     await page.setInputFiles("#file-input", LIBROCSPARSE);
-    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
     const shown = (await shownFiles(page))[0]!;
     expect(shown.bundles.map((b) => b.entries.map((e) => e[1]))).toEqual(want.bundles.map((b: any) => b.entries.map((e: any) => e.id)));
     expect(shown.bundles.flatMap((b) => b.entries.map((e) => e[2]))).toEqual(want.bundles.flatMap((b: any) => b.entries.map((e: any) => hex(e.offset))));

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseBinaryBundle, writeBinaryBundle } from "../../src/formats/bundle.js";
 import { isCompressedBundle } from "../../src/formats/ccob.js";
 import { scratchDir } from "./harness.js";
+import { HANG_MS } from "../limits.js";
 
 const BIN = new URL("../../dist/bin/offload-kit.js", import.meta.url).pathname;
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
@@ -24,7 +25,7 @@ const ENTRIES = [
 ];
 
 function kit(cwd: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: "utf8", timeout: HANG_MS });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -80,7 +81,7 @@ describe("offload-kit prune", () => {
 
   it("-o - writes the output to stdout and the report to stderr", () => {
     const dir = workdir();
-    const r = spawnSync(process.execPath, [BIN, "prune", "--keep=gfx1100", "lib.bundle", "-o", "-"], { cwd: dir, timeout: 60_000 });
+    const r = spawnSync(process.execPath, [BIN, "prune", "--keep=gfx1100", "lib.bundle", "-o", "-"], { cwd: dir, timeout: HANG_MS });
     expect(r.status).toBe(0);
     expect(new Uint8Array(r.stdout)).toEqual(writeBinaryBundle([ENTRIES[0], ENTRIES[3]], 4096));
     expect(r.stderr.toString()).toContain("lib.bundle: bundle, ");

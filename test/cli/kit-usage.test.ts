@@ -142,7 +142,7 @@ describe("--out-dir that cannot be made or written", () => {
     const prefix = root ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
     const umasked = (args: string[]) => {
       const command = ["sh", "-c", 'umask 222 && exec "$@"', "sh", ...prefix, process.execPath, join(BIN, "offload-kit.js"), ...args];
-      const r = spawnSync(command[0]!, command.slice(1), { cwd: dir, encoding: "utf8", timeout: 60_000 });
+      const r = spawnSync(command[0]!, command.slice(1), { cwd: dir, encoding: "utf8", timeout: HANG_MS });
       return [r.status, r.stderr];
     };
     const tool = join(BIN, "offload-kit.js");

@@ -10,6 +10,7 @@ import { closeSync, openSync, readdirSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scratchDir } from "./harness.js";
+import { HANG_MS } from "../limits.js";
 
 const BIN = new URL("../../dist/bin/offload-wrapper.js", import.meta.url).pathname;
 const SIZE = 4_400_000_000;
@@ -36,7 +37,7 @@ describe("offload-wrapper: an image over 4 GiB", () => {
       ["--kind=openmp", "-S", "-o", "out.ll", "big.bin"],
     ];
     for (const args of cases) {
-      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" });
+      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: "utf8", timeout: HANG_MS, killSignal: "SIGKILL" });
       expect({ args, status: r.status, stdout: r.stdout }).toEqual({ args, status: 1, stdout: "" });
       expect(r.stderr).toBe(`${BIN}: ${message}`);
       expect(readdirSync(dir)).toEqual(["big.bin"]);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hasNative, runNative } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 const W14 = "clang-offload-wrapper-14";
 const W22 = "llvm-offload-wrapper-22";
@@ -44,7 +45,7 @@ function twinDirs(files: Record<string, Uint8Array | string>): [string, string] 
 /** `tool` by its bare name (so argv[0] is that name): ours through the shim folder first on PATH. */
 function run(tool: string, args: string[], cwd: string, shimmed: boolean) {
   const path = shimmed ? `${shims}${delimiter}${process.env.PATH ?? ""}` : process.env.PATH;
-  const r = spawnSync(tool, args, { cwd, env: { ...process.env, PATH: path }, timeout: 120_000, killSignal: "SIGKILL" });
+  const r = spawnSync(tool, args, { cwd, env: { ...process.env, PATH: path }, timeout: HANG_MS, killSignal: "SIGKILL" });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr.toString("latin1") };
 }
 const ours = (tool: string, args: string[], cwd: string) => run(tool, args, cwd, true);

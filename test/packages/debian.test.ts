@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
+import { HANG_MS } from "../limits.js";
 
 const REQUIRE = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
 
@@ -61,7 +62,7 @@ describe.each([
     const b = digests("from-file", base);
     expect(a.length).toBeGreaterThan(0);
     expect(a).toEqual(b);
-  }, 600_000);
+  }, HANG_MS);
 });
 
 describe("librocsparse0 (1.3 GB library in a 94 MB data.tar.xz)", () => {
@@ -80,5 +81,5 @@ describe("librocsparse0 (1.3 GB library in a 94 MB data.tar.xz)", () => {
     const strip = ({ path: _p, member: _m, ...rest }: Record<string, unknown>) => rest;
     expect(strip(member)).toEqual(strip(fromFile));
     expect(member.bundles.length).toBe(111);
-  }, 900_000);
+  }, HANG_MS);
 });

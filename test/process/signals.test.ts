@@ -182,5 +182,5 @@ describe("after SIGKILL", () => {
     const spooled = bash(`printf host | ${ours("offload-wrapper")} --kind=openmp -o ${join(out, "piped.bc")} -`, dir, { TMPDIR: tmp });
     expect(spooled.status, spooled.stderr).toBe(0);
     expect(temporaries(tmp)).toEqual([]);
-  }, 180_000);
+  }, HANG_MS);
 });
