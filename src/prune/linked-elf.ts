@@ -7,9 +7,10 @@
  * so none can go without a dangling pointer); `--allow-empty` leaves one with no device entry.
  *
  * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain
- * bundle is its new header and ranges of the input (./plan.ts `planSource`); a CCOB to prune or
- * decompress and a plain bundle to compress is read, one at a time, while planning, and only the edited
- * result is kept until it is written. The plan returned copies every other byte from the input.
+ * bundle is its new header and ranges of the input (./plan.ts `planSource`); a CCOB to prune and a plain
+ * bundle to compress are read, one at a time, while planning, and only the (compressed) result is kept
+ * until it is written; a CCOB to decompress is decoded while planning for its size and again when written
+ * (`decodedWhenRead`). The plan returned copies every other byte from the input.
  *
  * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
  * byte 44 of ELF32 headers, 56 of ELF64 ones; gABI "ELF Header"). Relocatable objects (ET_REL, no program
@@ -73,8 +74,42 @@ function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: Li
     return compressed === undefined ? undefined : bytesSource(compressed);
   }
   if (bundle.format !== "ccob") return undefined;
-  const plain = decompressBundleFile(readExact(bundle.source, 0, bundle.size), compress.codecs, place);
-  return plain === undefined ? undefined : bytesSource(plain);
+  const decode = () => decompressBundleFile(readExact(bundle.source, 0, bundle.size), compress.codecs, place);
+  // Decoded once now (a damaged CCOB fails the plan, dry runs included) for its size, then dropped.
+  const plain = decode();
+  return plain === undefined ? undefined : decodedWhenRead(plain, decode);
+}
+
+/** Decoded bytes kept from planning: the ELF editor reads each replacement's magic before writing. */
+const HEAD = 4096;
+
+/**
+ * The contents of a CCOB, decoded again when the output is written and dropped once its last byte is
+ * read: the writer reads each fat binary once, in order, so a decompressed library is held one fat
+ * binary at a time (librocsparse0's 111 would be 1.2 GB at once). Reads within the first HEAD bytes
+ * (the editor's check of each replacement while planning) are answered from a copy kept from planning.
+ */
+function decodedWhenRead(plain: Uint8Array, decode: () => Uint8Array | undefined): ByteSource {
+  const size = plain.length;
+  const head = plain.slice(0, HEAD);
+  let held: Uint8Array | undefined;
+  return {
+    size,
+    read(dest, position) {
+      const n = Math.max(0, Math.min(dest.length, size - position));
+      if (held === undefined && position + n <= head.length) {
+        dest.set(head.subarray(position, position + n));
+        return n;
+      }
+      if (held === undefined) {
+        held = decode();
+        if (held?.length !== size) throw new OffloadKitError("INTERNAL", `a compressed bundle decoded to ${size} bytes, then to ${held?.length}`);
+      }
+      dest.set(held.subarray(position, position + n));
+      if (position + n >= size) held = undefined;
+      return n;
+    },
+  };
 }
 
 /**

@@ -133,8 +133,7 @@ describe.skipIf(!available)("Debian ROCm libraries through offload-kit (stand-in
     }
   }, 900_000);
 
-  it("compress, then decompress: librocrand", () => {
-    const library = LIBRARIES[0];
+  it.each(LIBRARIES)("compress, then decompress: %s", (library) => {
     if (!existsSync(library)) {
       if (required) throw new Error(`${library} is required (OFFLOAD_KIT_REQUIRE_NATIVE=1)`);
       return;
