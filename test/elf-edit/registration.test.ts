@@ -6,7 +6,6 @@
 // variables. Then `nm -D` is identical, llvm-readelf -a and eu-elflint --gnu-ld report nothing new,
 // and `strip` still works on the output (whose stripped copy registers the same).
 import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keepBundleEntries, rebundleEntries } from "../../src/elf-edit/compose.js";
 import { rewriteHipFatbinFile } from "../../src/elf-edit/node.js";
