@@ -25,6 +25,8 @@ import type { FatbinBundle } from "../elf-edit/hip-fatbin.js";
 import { compressBundleFile, decompressBundleFile, planBinaryBundlePrune, pruneBundleFile } from "./bundle-file.js";
 import type { CompressContext } from "./containers.js";
 import { placeText } from "./outcome.js";
+import { planReplaceInBundle, replaceInBundleBytes } from "./replace.js";
+import type { ReplaceContext } from "./replace.js";
 import type { PruneContext } from "./outcome.js";
 import { materialize, planOf, planSource } from "./plan.js";
 import type { OutputPlan, Piece } from "./plan.js";
@@ -42,10 +44,13 @@ export function isLinkedElf(head: Uint8Array): boolean {
   return (type === ET_EXEC || type === ET_DYN) && phnum > 0;
 }
 
-export type LinkedElfOperation = "prune" | "compress" | "decompress";
+export type LinkedElfOperation = "prune" | "compress" | "decompress" | "replace";
 
-/** For prune, the PruneContext (its outcomes record every entry); for compress and decompress, the CompressContext. */
-export type LinkedElfContext = (PruneContext | CompressContext) & { readonly name: string; readonly notes: string[] };
+/**
+ * For prune, the PruneContext (its outcomes record every entry); for compress and decompress, the
+ * CompressContext; for replace, the ReplaceContext.
+ */
+export type LinkedElfContext = (PruneContext | CompressContext | ReplaceContext) & { readonly name: string; readonly notes: string[] };
 
 /** Where a fat binary is, for messages and outcomes. */
 function bundlePlace(bundle: FatbinBundle, where: string): string {
@@ -65,6 +70,17 @@ function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: Li
     const bytes = readExact(bundle.source, 0, bundle.size);
     const pruned = pruneBundleFile(bytes, prune, inner);
     return pruned === bytes ? undefined : bytesSource(pruned);
+  }
+  if (operation === "replace") {
+    const replace = ctx as ReplaceContext;
+    if (replace.bundle !== undefined && replace.bundle !== bundle.index) return undefined;
+    if (bundle.format === "bundle") {
+      const plan = planReplaceInBundle(bundle.source, replace, inner);
+      return plan === undefined ? undefined : planSource(plan, bundle.source);
+    }
+    const bytes = readExact(bundle.source, 0, bundle.size);
+    const replaced = replaceInBundleBytes(bytes, replace, inner);
+    return replaced === bytes ? undefined : bytesSource(replaced);
   }
   const compress = ctx as CompressContext;
   if (operation === "compress") {
