@@ -5,9 +5,10 @@
 // number of fat binaries as the original, each with exactly the expected entries, byte-identical (it
 // hashes every payload, decoding CCOBs with libzstd).
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { CASES, Workshop, keepEntries, standinTools } from "../elf-edit/standin.js";
 
 const BIN = new URL("../../dist/bin/offload-kit.js", import.meta.url).pathname;
@@ -153,4 +154,71 @@ describe.skipIf(!available)("Debian ROCm libraries through offload-kit (stand-in
       rmSync(plain, { force: true });
     }
   }, 900_000);
+});
+
+/** The stand-in's hash of a payload (FNV-1a 64, test/fixtures/hip-standin/standin.c). */
+function fnv1a(bytes: Uint8Array): string {
+  let h = 0xcbf29ce484222325n;
+  for (const b of bytes) h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return h.toString(16).padStart(16, "0");
+}
+
+/** The lines of `after` that differ from `before` (the same number of lines), as [before, after] pairs. */
+function changedLines(before: string, after: string): [string, string][] {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  expect(b.length).toBe(a.length);
+  return a.flatMap((line, i): [string, string][] => (line === b[i] ? [] : [[line, b[i]]]));
+}
+
+describe.skipIf(!available)("offload-kit replace (stand-in runtime)", () => {
+  let shop: Workshop;
+  beforeAll(() => {
+    shop = new Workshop();
+  }, 120_000);
+  afterAll(() => shop?.remove());
+
+  it.each([CASES[4], CASES[7]].map((c) => [c.name, c] as const))("one code object swapped, plain and CCOB fat binaries: %s", (_name, c) => {
+    const tag = `replace-${c.name.replace(/[^a-z0-9]+/gi, "-")}`;
+    const original = shop.program(c, tag);
+    const before = shop.registrations(original, c.executable);
+    const id = "hipv4-amdgcn-amd-amdhsa--gfx90a";
+    const count = fatbins(before);
+    expect(count).toBeGreaterThan(1);
+    // Without --bundle the entry is in every fat binary: refused, nothing written.
+    const ambiguous = kit("replace", `--entry=${id}`, `--with=${original}`, original, "-o", `${original}.x`);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain("give --bundle=N");
+    expect(existsSync(`${original}.x`)).toBe(false);
+    for (let n = 0; n < count; n++) {
+      // Larger than any fat binary (.hip_fatbin moves to a new PT_LOAD at the end), and small.
+      for (const size of [300_000, 1000]) {
+        const payload = new Uint8Array(size).map((_, i) => (i * 7 + n + size) & 0xff);
+        const code = join(shop.dir, `${tag}-${n}-${size}.co`);
+        writeFileSync(code, payload);
+        const output = `${original}.replaced-${n}-${size}`;
+        ok("replace", `--entry=${id}`, `--bundle=${n}`, `--with=${code}`, original, "-o", output);
+        const after = shop.registrations(output, c.executable);
+        const changed = changedLines(before, after);
+        expect(changed).toHaveLength(1);
+        expect(changed[0][0]).toMatch(new RegExp(`^ {2}entry ${id} \\d+ [0-9a-f]{16}$`));
+        expect(changed[0][1]).toBe(`  entry ${id} ${size} ${fnv1a(payload)}`);
+      }
+    }
+  }, 600_000);
+
+  it("a bundle file", () => {
+    const dir = shop.dir;
+    const bundle = join(dir, "kernels.bundle");
+    const host = new Uint8Array(0);
+    writeFileSync(bundle, writeBinaryBundle([{ id: "host-x86_64-unknown-linux-gnu-", data: host }, { id: "hip-amdgcn-amd-amdhsa--gfx90a", data: new Uint8Array(5000).fill(1) }, { id: "hip-amdgcn-amd-amdhsa--gfx1100", data: new Uint8Array(3000).fill(2) }], 4096));
+    const code = join(dir, "new.co");
+    writeFileSync(code, new Uint8Array(7000).fill(3));
+    ok("replace", "--entry=hip-amdgcn-amd-amdhsa--gfx90a", `--with=${code}`, bundle, "-o", `${bundle}.out`);
+    const out = new Uint8Array(readFileSync(`${bundle}.out`));
+    expect(Buffer.compare(out, writeBinaryBundle([{ id: "host-x86_64-unknown-linux-gnu-", data: host }, { id: "hip-amdgcn-amd-amdhsa--gfx90a", data: new Uint8Array(7000).fill(3) }, { id: "hip-amdgcn-amd-amdhsa--gfx1100", data: new Uint8Array(3000).fill(2) }], 4096))).toBe(0);
+    const missing = kit("replace", "--entry=hip-amdgcn-amd-amdhsa--gfx906", `--with=${code}`, bundle, "--dry-run");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("no entry 'hip-amdgcn-amd-amdhsa--gfx906'");
+  });
 });
