@@ -2,9 +2,10 @@
  * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation
  * unit, reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a
  * bundle file (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and
- * compression level), and the ELF editor (src/elf-edit/) packs the results, updates every pointer and
- * frees the whole pages that become empty. Every fat binary stays (each is registered by a constructor,
- * so none can go without a dangling pointer); `--allow-empty` leaves one with no device entry.
+ * compression level; `replace`'s swap from ./replace.ts), and the ELF editor (src/elf-edit/) packs the
+ * results, updates every pointer and frees the whole pages that become empty. Every fat binary stays
+ * (each is registered by a constructor, so none can go without a dangling pointer); `--allow-empty`
+ * leaves one with no device entry.
  *
  * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain
  * bundle is its new header and ranges of the input (./plan.ts `planSource`); a CCOB to prune and a plain
