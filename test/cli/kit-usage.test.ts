@@ -31,7 +31,7 @@ describe("offload-kit exit statuses", () => {
   it("2 for each kind of usage error, with one diagnostic on stderr", () => {
     const dir = workdir();
     const cases: [string[], RegExp][] = [
-      [[], /^offload-kit: inspect, check and extract/],
+      [[], /^offload-kit: inspect, check, extract and prune/],
       [["frob"], /offload-kit(\.js)?: error: unknown command 'frob'/],
       [["ls", "--bogus", "a.bc"], /ls: Unknown command line argument '--bogus'/],
       [["unbundle", "--jobs=many", `-targets=${G906}`, "--out-dir=o", "a.bc"], /for the --jobs option: 'many' value invalid/],
