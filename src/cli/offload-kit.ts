@@ -11,6 +11,7 @@ import { EXIT_USAGE, VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
 import { compress } from "./kit/compress.js";
 import { decompress } from "./kit/decompress.js";
+import { replace } from "./kit/replace.js";
 import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
 import { prune } from "./kit/prune.js";
@@ -18,7 +19,7 @@ import { serve } from "./kit/serve.js";
 import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

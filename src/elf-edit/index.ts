@@ -6,6 +6,6 @@ export { EM_AARCH64, EM_X86_64, openLinkedElf } from "./elf64.js";
 export type { LinkedElf, ProgramHeader, SectionHeader } from "./elf64.js";
 export { HIP_FATBIN_SECTION, HIP_FATBIN_SEGMENT_SECTION, readHipFatbinLayout } from "./hip-fatbin.js";
 export type { FatbinBundle, HipFatbinLayout, PointerSite } from "./hip-fatbin.js";
-export { planHipFatbinRewrite, planHipFatbinRewriteOf, rewriteHipFatbin, writeRewrite } from "./rewrite.js";
-export type { BundleMove, ByteSink, PlanPiece, RewriteOptions, RewritePlan } from "./rewrite.js";
+export { outputPieces, planHipFatbinRewrite, planHipFatbinRewriteOf, rewriteHipFatbin, writeRewrite } from "./rewrite.js";
+export type { BundleMove, ByteSink, OutputPiece, PlanPiece, RewriteOptions, RewritePlan } from "./rewrite.js";
 export { concatSources, keepBundleEntries, rebundleEntries } from "./compose.js";

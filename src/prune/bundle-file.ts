@@ -223,14 +223,28 @@ export function storedLevel(bytes: Uint8Array, member: CcobMember, contents: Uin
 /** Prunes a bundle file of any kind. */
 export function pruneBundleFile(bytes: Uint8Array, ctx: PruneContext, where = ""): Uint8Array {
   if (!(bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes))) return prunePlainBundle(bytes, ctx, where);
+  return editCcobMembers(bytes, ctx, where, (contents, inner) => prunePlainBundle(contents, ctx, inner));
+}
+
+/**
+ * Edits the plain bundle inside each CCOB member of `bytes` with `edit` (which returns its argument when it
+ * changes nothing) and re-encodes the changed ones with the member's version, method and level (found again,
+ * see the module comment, unless `ctx.level` forces one). Returns `bytes` itself when nothing changed.
+ */
+export function editCcobMembers(
+  bytes: Uint8Array,
+  ctx: { readonly name: string; readonly codecs: Codecs; readonly notes: string[]; readonly level?: number },
+  where: string,
+  edit: (contents: Uint8Array, where: string) => Uint8Array,
+): Uint8Array {
   const members = ccobMembers(bytes, placeText(ctx.name, where));
   let changed = false;
   const outputs = members.map((member, i) => {
     const inner = members.length === 1 ? where : [where, `compressed bundle ${i}`].filter((w) => w !== "").join(", ");
     const place = placeText(ctx.name, inner);
     const contents = decodeMember(bytes, member, ctx.codecs, place);
-    const pruned = prunePlainBundle(contents, ctx, inner);
-    if (pruned === contents) return bytes.subarray(member.offset, member.offset + member.size);
+    const edited = edit(contents, inner);
+    if (edited === contents) return bytes.subarray(member.offset, member.offset + member.size);
     changed = true;
     const { version, method } = member.header;
     let level = ctx.level;
@@ -242,10 +256,31 @@ export function pruneBundleFile(bytes: Uint8Array, ctx: PruneContext, where = ""
           `not reproduce the stored bytes, so the level it was written at is unknown; re-encoded at level ${level}`);
       }
     }
-    return encode(pruned, ctx.codecs, { version, method, level }, frameSizeOf(bytes, member));
+    return encode(edited, ctx.codecs, { version, method, level }, frameSizeOf(bytes, member));
   });
   if (!changed) return bytes;
   return outputs.length === 1 ? outputs[0] : concatBytes(outputs);
+}
+
+/**
+ * A binary bundle read through `source` with the payload of entry `id` taken from `payload` instead: the
+ * new header (same entry order and recovered alignment) and ranges of the input and of `payload`.
+ * Undefined when the bundle has no entry `id`.
+ */
+export function planBinaryBundleReplace(source: ByteSource, id: string, payload: ByteSource, place: string): OutputPlan | undefined {
+  const binary = readBinaryHeader(source, place);
+  if (binary === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
+  if (!binary.entries.some((e) => e.id === id)) return undefined;
+  const entries = binary.entries.map((e) => (e.id === id ? { id, size: payload.size } : e));
+  const layout = layoutBinaryBundle(entries, binary.layout.align);
+  const pieces: Piece[] = [{ bytes: layout.header }];
+  let at = layout.header.length;
+  binary.entries.forEach((entry, i) => {
+    if (layout.offsets[i] > at) pieces.push({ zeros: layout.offsets[i] - at });
+    pieces.push(entry.id === id ? { offset: 0, size: payload.size, source: payload } : { offset: entry.offset, size: entry.size });
+    at = layout.offsets[i] + entries[i].size;
+  });
+  return planOf(pieces);
 }
 
 export interface CompressFileOptions {

@@ -1,11 +1,17 @@
 /**
- * Linked ELF executables and shared libraries (`.hip_fatbin` with one bundle or CCOB per translation
- * unit, reached through `__hip_fatbin_wrapper` pointers). Editing them moves bytes under a loaded
- * image, which belongs to the ELF editor (src/elf-edit/, built separately); until it is wired in here,
- * such files are recognised and refused with a clear error rather than mistaken for something else.
- * The container table (./containers.ts) calls this entry exactly as it calls every other one, so wiring the
- * editor in is filling in `planLinkedElf` (from a source: the 1.3 GB libraries are never read whole) and
- * `editLinkedElf` (bytes in memory) below.
+ * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation
+ * unit, reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a
+ * bundle file (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and
+ * compression level; `replace`'s swap from ./replace.ts), and the ELF editor (src/elf-edit/) packs the
+ * results, updates every pointer and frees the whole pages that become empty. Every fat binary stays
+ * (each is registered by a constructor, so none can go without a dangling pointer); `--allow-empty`
+ * leaves one with no device entry.
+ *
+ * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain
+ * bundle is its new header and ranges of the input (./plan.ts `planSource`); a CCOB to prune and a plain
+ * bundle to compress are read, one at a time, while planning, and only the (compressed) result is kept
+ * until it is written; a CCOB to decompress is decoded while planning for its size and again when written
+ * (`decodedWhenRead`). The plan returned copies every other byte from the input.
  *
  * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
  * byte 44 of ELF32 headers, 56 of ELF64 ones; gABI "ELF Header"). Relocatable objects (ET_REL, no program
@@ -13,11 +19,18 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import { isElf } from "../formats/elf.js";
+import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
+import { outputPieces, planHipFatbinRewriteOf } from "../elf-edit/rewrite.js";
+import type { FatbinBundle } from "../elf-edit/hip-fatbin.js";
+import { compressBundleFile, decompressBundleFile, planBinaryBundlePrune, pruneBundleFile } from "./bundle-file.js";
 import type { CompressContext } from "./containers.js";
 import { placeText } from "./outcome.js";
+import { planReplaceInBundle, replaceInBundleBytes } from "./replace.js";
+import type { ReplaceContext } from "./replace.js";
 import type { PruneContext } from "./outcome.js";
-import type { OutputPlan } from "./plan.js";
+import { materialize, planOf, planSource } from "./plan.js";
+import type { OutputPlan, Piece } from "./plan.js";
 
 const ET_EXEC = 2;
 const ET_DYN = 3;
@@ -32,30 +45,110 @@ export function isLinkedElf(head: Uint8Array): boolean {
   return (type === ET_EXEC || type === ET_DYN) && phnum > 0;
 }
 
-function notYet(name: string, where: string): never {
-  throw new OffloadKitError("LINKED_ELF_NOT_YET",
-    `${placeText(name, where)}: linked ELF files: not yet (executables and shared libraries are edited by the ELF editor, which this build does not include)`,
-    { offset: 0, field: "e_type" });
+export type LinkedElfOperation = "prune" | "compress" | "decompress" | "replace";
+
+/**
+ * For prune, the PruneContext (its outcomes record every entry); for compress and decompress, the
+ * CompressContext; for replace, the ReplaceContext.
+ */
+export type LinkedElfContext = (PruneContext | CompressContext | ReplaceContext) & { readonly name: string; readonly notes: string[] };
+
+/** Where a fat binary is, for messages and outcomes. */
+function bundlePlace(bundle: FatbinBundle, where: string): string {
+  return [where, `fat binary ${bundle.index}`].filter((w) => w !== "").join(", ");
 }
 
-export type LinkedElfOperation = "prune" | "compress" | "decompress";
+/** The new contents of one fat binary, or undefined when the operation leaves it as it is. */
+function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: LinkedElfContext, where: string): ByteSource | undefined {
+  const inner = bundlePlace(bundle, where);
+  const place = placeText(ctx.name, inner);
+  if (operation === "prune") {
+    const prune = ctx as PruneContext;
+    if (bundle.format === "bundle") {
+      const plan = planBinaryBundlePrune(bundle.source, prune, inner);
+      return plan === undefined ? undefined : planSource(plan, bundle.source);
+    }
+    const bytes = readExact(bundle.source, 0, bundle.size);
+    const pruned = pruneBundleFile(bytes, prune, inner);
+    return pruned === bytes ? undefined : bytesSource(pruned);
+  }
+  if (operation === "replace") {
+    const replace = ctx as ReplaceContext;
+    if (replace.bundle !== undefined && replace.bundle !== bundle.index) return undefined;
+    if (bundle.format === "bundle") {
+      const plan = planReplaceInBundle(bundle.source, replace, inner);
+      return plan === undefined ? undefined : planSource(plan, bundle.source);
+    }
+    const bytes = readExact(bundle.source, 0, bundle.size);
+    const replaced = replaceInBundleBytes(bytes, replace, inner);
+    return replaced === bytes ? undefined : bytesSource(replaced);
+  }
+  const compress = ctx as CompressContext;
+  if (operation === "compress") {
+    if (bundle.format !== "bundle") return undefined;
+    const bytes = readExact(bundle.source, 0, bundle.size);
+    const compressed = compressBundleFile(bytes, { version: compress.version, level: compress.level, codecs: compress.codecs }, place);
+    return compressed === undefined ? undefined : bytesSource(compressed);
+  }
+  if (bundle.format !== "ccob") return undefined;
+  const decode = () => decompressBundleFile(readExact(bundle.source, 0, bundle.size), compress.codecs, place);
+  // Decoded once now (a damaged CCOB fails the plan, dry runs included) for its size, then dropped.
+  const plain = decode();
+  return plain === undefined ? undefined : decodedWhenRead(plain, decode);
+}
+
+/** Decoded bytes kept from planning: the ELF editor reads each replacement's magic before writing. */
+const HEAD = 4096;
 
 /**
- * What the editor is given: for prune, the PruneContext (selection, allowEmpty, codecs; record each entry's
- * fate with `selectEntries` from ./outcome.ts, which also applies the empty-bundle rule); for compress and
- * decompress, the CompressContext (version, level, codecs).
+ * The contents of a CCOB, decoded again when the output is written and dropped once its last byte is
+ * read: the writer reads each fat binary once, in order, so a decompressed library is held one fat
+ * binary at a time (librocsparse0's 111 would be 1.2 GB at once). Reads within the first HEAD bytes
+ * (the editor's check of each replacement while planning) are answered from a copy kept from planning.
  */
-export type LinkedElfContext = (PruneContext | CompressContext) & { readonly name: string; readonly notes: string[] };
+function decodedWhenRead(plain: Uint8Array, decode: () => Uint8Array | undefined): ByteSource {
+  const size = plain.length;
+  const head = plain.slice(0, HEAD);
+  let held: Uint8Array | undefined;
+  return {
+    size,
+    read(dest, position) {
+      const n = Math.max(0, Math.min(dest.length, size - position));
+      if (held === undefined && position + n <= head.length) {
+        dest.set(head.subarray(position, position + n));
+        return n;
+      }
+      if (held === undefined) {
+        held = decode();
+        if (held?.length !== size) throw new OffloadKitError("INTERNAL", `a compressed bundle decoded to ${size} bytes, then to ${held?.length}`);
+      }
+      dest.set(held.subarray(position, position + n));
+      if (position + n >= size) held = undefined;
+      return n;
+    },
+  };
+}
 
 /**
- * The edit of a linked ELF file, planned from the source (only its first bytes have been read): the hook
- * the ELF editor fills in. Until then it refuses, before anything else is read.
+ * The edit of a linked ELF file, planned from the source: every fat binary edited, then packed by the
+ * ELF editor. "unchanged" when no fat binary changes.
  */
-export function planLinkedElf(_operation: LinkedElfOperation, _source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan {
-  return notYet(ctx.name, where);
+export function planLinkedElf(operation: LinkedElfOperation, source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan | "unchanged" {
+  const rewrite = planHipFatbinRewriteOf(source, { bundles: (bundle) => editBundle(operation, bundle, ctx, where) });
+  if (rewrite.bundles.every((b) => !b.replaced)) return "unchanged";
+  const pieces = outputPieces(rewrite).map((piece): Piece =>
+    piece.kind === "bytes" ? { bytes: piece.bytes }
+    : piece.kind === "zeros" ? { zeros: piece.length }
+    : piece.source === source ? { offset: piece.from, size: piece.length }
+    : { offset: piece.from, size: piece.length, source: piece.source });
+  const plan = planOf(pieces);
+  if (plan.size !== rewrite.outputSize) throw new OffloadKitError("INTERNAL", `linked ELF plan: ${plan.size} bytes planned, the editor's plan has ${rewrite.outputSize}`);
+  return plan;
 }
 
 /** The same over bytes already in memory (archive members, callers holding the file). */
-export function editLinkedElf(_operation: LinkedElfOperation, _bytes: Uint8Array, ctx: LinkedElfContext, where: string): Uint8Array {
-  return notYet(ctx.name, where);
+export function editLinkedElf(operation: LinkedElfOperation, bytes: Uint8Array, ctx: LinkedElfContext, where: string): Uint8Array {
+  const source = bytesSource(bytes);
+  const plan = planLinkedElf(operation, source, ctx, where);
+  return plan === "unchanged" ? bytes : materialize(plan, source, ctx.codecs);
 }

@@ -148,7 +148,7 @@ function writePlan(plan: OutputPlan, source: ByteSource, out: OutputFile): void 
       for (const piece of plan.pieces) {
         if ("bytes" in piece) writer.write(piece.bytes);
         else if ("zeros" in piece) writer.writeZeros(piece.zeros);
-        else writer.copyFrom(source, piece.offset, piece.size);
+        else writer.copyFrom(piece.source ?? source, piece.offset, piece.size);
       }
       writer.finish();
     } catch (e) {
@@ -160,7 +160,7 @@ function writePlan(plan: OutputPlan, source: ByteSource, out: OutputFile): void 
   for (const piece of plan.pieces) {
     if ("bytes" in piece) out.write(piece.bytes);
     else if ("zeros" in piece) out.writeZeros(piece.zeros);
-    else copyRange(engine(), source, piece.offset, piece.size, out);
+    else copyRange(engine(), piece.source ?? source, piece.offset, piece.size, out);
   }
 }
 

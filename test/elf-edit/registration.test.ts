@@ -6,39 +6,17 @@
 // variables. Then `nm -D` is identical, llvm-readelf -a and eu-elflint --gnu-ld report nothing new,
 // and `strip` still works on the output (whose stripped copy registers the same).
 import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keepBundleEntries, rebundleEntries } from "../../src/elf-edit/compose.js";
 import { rewriteHipFatbinFile } from "../../src/elf-edit/node.js";
 import type { FatbinBundle } from "../../src/elf-edit/hip-fatbin.js";
 import type { RewritePlan } from "../../src/elf-edit/rewrite.js";
-import { FIXTURES, Workshop, keepEntries, run, standinTools } from "./standin.js";
+import { CASES, Workshop, keepEntries, run, standinTools } from "./standin.js";
 import { changedLoadedSections } from "./synthetic.js";
 
 const available = standinTools();
 const keep = (id: string): boolean => id.startsWith("host-") || id.endsWith("gfx90a");
 const prune = { bundles: (b: FatbinBundle) => (b.format === "bundle" ? keepBundleEntries(b.source, keep) : undefined) };
-
-interface Case {
-  readonly name: string;
-  /** Per translation unit: extra compile flags (a: kernels_a.hip, b: kernels_b.hip). */
-  readonly a: readonly string[];
-  readonly b: readonly string[];
-  readonly link: readonly string[];
-  readonly executable: boolean;
-}
-
-const CASES: readonly Case[] = [
-  { name: "shared library, lld", a: ["-fPIC"], b: ["-fPIC"], link: ["-shared", "-fuse-ld=lld"], executable: false },
-  { name: "shared library, GNU ld", a: ["-fPIC"], b: ["-fPIC"], link: ["-shared", "-fuse-ld=bfd"], executable: false },
-  { name: "shared library, lld, RELR", a: ["-fPIC"], b: ["-fPIC"], link: ["-shared", "-fuse-ld=lld", "-Wl,-z,pack-relative-relocs"], executable: false },
-  { name: "shared library, lld, -fgpu-rdc", a: ["-fPIC", "-fgpu-rdc"], b: ["-fPIC", "-fgpu-rdc"], link: ["-shared", "-fuse-ld=lld", "-fgpu-rdc"], executable: false },
-  { name: "shared library, GNU ld, one CCOB", a: ["-fPIC"], b: ["-fPIC", "--offload-compress"], link: ["-shared", "-fuse-ld=bfd"], executable: false },
-  { name: "PIE executable, lld", a: ["-fPIC"], b: ["-fPIC"], link: ["-pie", "-fuse-ld=lld"], executable: true },
-  { name: "PIE executable, GNU ld, -fgpu-rdc", a: ["-fPIC", "-fgpu-rdc"], b: ["-fPIC", "-fgpu-rdc"], link: ["-pie", "-fuse-ld=bfd", "-fgpu-rdc"], executable: true },
-  { name: "non-PIE executable, GNU ld", a: ["-fno-pic"], b: ["-fno-pic", "--offload-compress"], link: ["-no-pie", "-fuse-ld=bfd"], executable: true },
-  { name: "non-PIE executable, lld, -fgpu-rdc", a: ["-fno-pic", "-fgpu-rdc"], b: ["-fno-pic", "-fgpu-rdc"], link: ["-no-pie", "-fuse-ld=lld", "-fgpu-rdc"], executable: true },
-];
 
 /** Diagnostics a checker prints, with the file name taken out (so original and output compare). */
 function diagnostics(text: string, file: string): string[] {
@@ -51,18 +29,6 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     shop = new Workshop();
   }, 120_000);
   afterAll(() => shop?.remove());
-
-  function build(c: Case, tag: string): string {
-    const a = shop.compile("kernels_a.hip", `${tag}-a.o`, c.a);
-    const b = shop.compile("kernels_b.hip", `${tag}-b.o`, c.b);
-    const objects = [a, b];
-    if (c.executable) {
-      const main = join(shop.dir, `${tag}-main.o`);
-      run("clang-19", ["-c", ...(c.link.includes("-no-pie") ? ["-fno-pic"] : ["-fPIC"]), join(FIXTURES, "main.c"), "-o", main]);
-      objects.push(main);
-    }
-    return shop.link(objects, `${tag}${c.executable ? "" : ".so"}`, c.link);
-  }
 
   /** The output registers `expected`, and every checker sees what it saw in the original. */
   function verify(original: string, output: string, expected: string, executable: boolean, plan: RewritePlan): void {
@@ -95,7 +61,7 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
   }
 
   it.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", (_name, c, i) => {
-    const original = build(c, `case${i}`);
+    const original = shop.program(c, `case${i}`);
     const before = shop.registrations(original, c.executable);
     expect(before).toMatch(/^fatbin 0 /m);
     expect(before).toMatch(/^function /m);
@@ -122,7 +88,7 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
   // GNU strip rewrites the program header table right after the ELF header and has no room there for
   // the entry a split adds (README: known limit), so the supported order is strip, then edit.
   it.each([CASES[1], CASES[7]].map((c) => [c.name, c] as const))("GNU strip, then edit: %s", (_name, c) => {
-    const original = build(c, `gnu-strip-${c.executable ? "exe" : "lib"}`);
+    const original = shop.program(c, `gnu-strip-${c.executable ? "exe" : "lib"}`);
     const stripped = `${original}.stripped`;
     const strip = run("strip", ["-o", stripped, original]);
     expect([strip.status, strip.stderr]).toEqual([0, ""]);
@@ -134,7 +100,7 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
   }, 300_000);
 
   it("a rewrite that replaces nothing gives the input back byte for byte", () => {
-    const original = build(CASES[0], "identity");
+    const original = shop.program(CASES[0], "identity");
     const output = `${original}.same`;
     const plan = rewriteHipFatbinFile(original, output);
     expect(plan.shift).toBe(0);

@@ -23,6 +23,28 @@ export function standinTools(): boolean {
   return missing.length === 0 && runtime;
 }
 
+/** A HIP program the tests build: two translation units, linked as a library or an executable. */
+export interface Case {
+  readonly name: string;
+  /** Per translation unit: extra compile flags (a: kernels_a.hip, b: kernels_b.hip). */
+  readonly a: readonly string[];
+  readonly b: readonly string[];
+  readonly link: readonly string[];
+  readonly executable: boolean;
+}
+
+export const CASES: readonly Case[] = [
+  { name: "shared library, lld", a: ["-fPIC"], b: ["-fPIC"], link: ["-shared", "-fuse-ld=lld"], executable: false },
+  { name: "shared library, GNU ld", a: ["-fPIC"], b: ["-fPIC"], link: ["-shared", "-fuse-ld=bfd"], executable: false },
+  { name: "shared library, lld, RELR", a: ["-fPIC"], b: ["-fPIC"], link: ["-shared", "-fuse-ld=lld", "-Wl,-z,pack-relative-relocs"], executable: false },
+  { name: "shared library, lld, -fgpu-rdc", a: ["-fPIC", "-fgpu-rdc"], b: ["-fPIC", "-fgpu-rdc"], link: ["-shared", "-fuse-ld=lld", "-fgpu-rdc"], executable: false },
+  { name: "shared library, GNU ld, one CCOB", a: ["-fPIC"], b: ["-fPIC", "--offload-compress"], link: ["-shared", "-fuse-ld=bfd"], executable: false },
+  { name: "PIE executable, lld", a: ["-fPIC"], b: ["-fPIC"], link: ["-pie", "-fuse-ld=lld"], executable: true },
+  { name: "PIE executable, GNU ld, -fgpu-rdc", a: ["-fPIC", "-fgpu-rdc"], b: ["-fPIC", "-fgpu-rdc"], link: ["-pie", "-fuse-ld=bfd", "-fgpu-rdc"], executable: true },
+  { name: "non-PIE executable, GNU ld", a: ["-fno-pic"], b: ["-fno-pic", "--offload-compress"], link: ["-no-pie", "-fuse-ld=bfd"], executable: true },
+  { name: "non-PIE executable, lld, -fgpu-rdc", a: ["-fno-pic", "-fgpu-rdc"], b: ["-fno-pic", "-fgpu-rdc"], link: ["-no-pie", "-fuse-ld=lld", "-fgpu-rdc"], executable: true },
+];
+
 export class Workshop {
   readonly dir = mkdtempSync(join(tmpdir(), "offload-kit-elf-edit-"));
   readonly standin = join(this.dir, "standin.so");
@@ -55,6 +77,19 @@ export class Workshop {
     return out;
   }
 
+  /** Builds a case (kernels_a.hip, kernels_b.hip and, for an executable, main.c) as `<tag>` or `<tag>.so`. */
+  program(c: Case, tag: string): string {
+    const a = this.compile("kernels_a.hip", `${tag}-a.o`, c.a);
+    const b = this.compile("kernels_b.hip", `${tag}-b.o`, c.b);
+    const objects = [a, b];
+    if (c.executable) {
+      const main = join(this.dir, `${tag}-main.o`);
+      run("clang-19", ["-c", ...(c.link.includes("-no-pie") ? ["-fno-pic"] : ["-fPIC"]), join(FIXTURES, "main.c"), "-o", main]);
+      objects.push(main);
+    }
+    return this.link(objects, `${tag}${c.executable ? "" : ".so"}`, c.link);
+  }
+
   /** What the stand-in runtime records when the program runs or the library is dlopened. */
   registrations(file: string, executable: boolean): string {
     const log = join(this.dir, `registrations-${++this.logs}.log`);
@@ -72,13 +107,16 @@ export class Workshop {
   }
 }
 
-/** The registration log with only the entries `keep` accepts in plain (not CCOB) fat binaries. */
-export function keepEntries(log: string, keep: (id: string) => boolean): string {
+/**
+ * The registration log with only the entries `keep` accepts in plain fat binaries, and in CCOBs too when
+ * `inCcobs` (what `offload-kit prune` does; the ELF editor's own tests keep CCOBs as they are).
+ */
+export function keepEntries(log: string, keep: (id: string) => boolean, inCcobs = false): string {
   let compressed = false;
   return log
     .split("\n")
     .filter((line) => {
-      if (line.startsWith("fatbin ")) compressed = line.includes(" ccob ");
+      if (line.startsWith("fatbin ")) compressed = line.includes(" ccob ") && !inCcobs;
       const entry = /^ {2}entry (\S+) /.exec(line);
       return entry === null || compressed || keep(entry[1]);
     })

@@ -12,7 +12,8 @@ import { objectBundleEntries } from "../../src/bundler/object-bundle.js";
 import { bytesSource } from "../../src/engine/source.js";
 import { nodeCodecs } from "../../src/node/codecs.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
-import { compress, decompress, prune, pruneWith } from "../../src/prune/index.js";
+import { compress, decompress, prune, pruneWith, transformWith } from "../../src/prune/index.js";
+import { openLinkedElf, readHipFatbinLayout } from "../../src/elf-edit/index.js";
 import { recoverAlignment } from "../../src/prune/bundle-file.js";
 import { rng, randomBytes } from "../engines.js";
 
@@ -188,9 +189,23 @@ describe("other containers", () => {
     expect(result.entries.filter((e) => e.where === "member fat.o").map((e) => e.kept)).toEqual([true, false, true]);
   });
 
-  it("linked ELF files are refused until the ELF editor is wired in", () => {
+  it("linked ELF files: every fat binary pruned (plain and CCOB), packed by the ELF editor", () => {
     const app = new Uint8Array(readFileSync(`${FIXTURES}hosts/app`));
-    expect(() => pruneWith(app, { keep: ["gfx90a"], codecs, name: "app" })).toThrow(/^app: linked ELF files: not yet/);
+    const result = pruneWith(app, { keep: ["gfx90a"], codecs, name: "app" });
+    expect(result.container).toBe("linked ELF");
+    expect(result.outputSize).toBeLessThan(app.length);
+    expect(result.entries.filter((e) => !e.kept).map((e) => [e.where, e.id])).toEqual(
+      [0, 1, 2].map((i) => [`fat binary ${i}`, "hipv4-amdgcn-amd-amdhsa--gfx906"]));
+    // Decompressed in memory, every fat binary is a plain bundle of the host and gfx90a entries.
+    const plain = transformWith(result.output, { codecs, name: "app" }, "decompress").output;
+    const layout = readHipFatbinLayout(openLinkedElf(bytesSource(plain)));
+    expect(layout.bundles.map((b) => b.format)).toEqual(["bundle", "bundle", "bundle"]);
+    for (const b of layout.bundles) {
+      const read = readBinaryBundle(b.source);
+      expect(read.kind === "bundle" ? read.bundle.entries.map((e) => e.id) : []).toEqual(["host-x86_64-unknown-linux--", "hipv4-amdgcn-amd-amdhsa--gfx90a"]);
+    }
+    // A selection keeping everything leaves the file as it is.
+    expect(pruneWith(app, { drop: ["gfx1030"], codecs, name: "app" }).changed).toBe(false);
   });
 
   it("a file holding no offload code is an error naming it", () => {

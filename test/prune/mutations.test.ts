@@ -28,6 +28,7 @@ const SEEDS: Record<string, Uint8Array> = {
   ccob: transformWith(plain, { codecs }, "compress").output,
   archive: writeArchive([{ name: "a.bc", data: plain, symbols: null }, { name: "b.bc", data: plain, symbols: null }]),
   fat: new Uint8Array(readFileSync(`${FIXTURES}hosts/fat.o`)),
+  linked: new Uint8Array(readFileSync(`${FIXTURES}hosts/app`)),
   offload: writeOffloadBinary({ imageKind: 2, offloadKind: 1, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx906"]], image: randomBytes(next, 100) }),
 };
 

@@ -1,0 +1,78 @@
+/**
+ * `offload-kit replace --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run) [--json]`:
+ * one code object swapped for another in a bundle file or in a linked ELF file's fat binary (src/prune/replace.ts).
+ */
+import { readFileSync } from "node:fs";
+import { loadNodeCodecs } from "../../node/codecs.js";
+import { bytesSource } from "../../engine/source.js";
+import { utf8ToByteString } from "../../formats/bytes.js";
+import { fileError } from "../../node/errors.js";
+import { planReplaceFile } from "../../prune/replace.js";
+import type { ReplaceContext } from "../../prune/replace.js";
+import type { PlannedEdit } from "../../prune/index.js";
+import { editFiles } from "../../prune/node.js";
+import { flagValue, listValue, parseLlvmInt, stringValue } from "../args.js";
+import { runGuarded } from "../io.js";
+import type { Subcommand } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, reportStream, sizeLine } from "./outputs.js";
+
+export const replace: Subcommand = {
+  summary: "Swap one code object: --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run).",
+  spec: () => ({
+    overview: "offload-kit replace: swap one entry's code object in a bundle file or a linked HIP executable or library\n",
+    options: [
+      FILES_OPTION,
+      { name: "entry", kind: "string", valueName: "id", description: "Entry ID whose code object is replaced (as `offload-kit ls` prints it)", category },
+      { name: "bundle", kind: "string", valueName: "n", description: "In a linked ELF file: the fat binary (index) to edit, when several hold the entry", category },
+      { name: "with", kind: "string", valueName: "file", description: "The new code object", category },
+      ...OUTPUT_OPTIONS,
+      LEVEL_OPTION("zstd level when a compressed bundle is re-encoded (default: the one found in it)"),
+      JSON_OPTION,
+    ],
+    version: VERSION_TEXT,
+  }),
+  run: async (values, { name, io }) => {
+    const files = listValue(values, "files");
+    if (files.length !== 1) return usageError(io, name, files.length === 0 ? "no input file" : "replace edits one file");
+    const entry = stringValue(values, "entry");
+    const withFile = stringValue(values, "with");
+    if (entry === "" || withFile === "") return usageError(io, name, "give --entry=ID and --with=FILE");
+    const destination = destinationOf(values);
+    if (typeof destination === "string") return usageError(io, name, destination);
+    if (destination.kind === "out-dir") return usageError(io, name, "replace writes one file: give -o <file>, --in-place or --dry-run");
+    const bundleText = stringValue(values, "bundle");
+    const bundle = bundleText === "" ? undefined : parseLlvmInt(bundleText);
+    if (bundle === undefined && bundleText !== "") return usageError(io, name, `--bundle must be a fat binary index, not '${bundleText}'`);
+    if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a fat binary index, not '${bundleText}'`);
+    const level = levelOption(values);
+    if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
+    const json = flagValue(values, "json");
+    const dryRun = destination.kind === "dry-run";
+    const report = reportStream(destination, io);
+    const codecs = await loadNodeCodecs();
+    return runGuarded(io, name, () => {
+      let payload: Uint8Array;
+      try {
+        payload = new Uint8Array(readFileSync(withFile));
+      } catch (e) {
+        throw fileError(withFile, e);
+      }
+      const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: string[] } => {
+        const ctx: ReplaceContext = { entry: utf8ToByteString(entry), bundle, payload: bytesSource(payload), codecs, name: input, notes: [], level, replaced: [] };
+        const { container, plan } = planReplaceFile(source, ctx);
+        return { container, plan, inputSize: source.size, notes: ctx.notes, replaced: ctx.replaced };
+      });
+      const edit = edits[0];
+      if (edit.error !== undefined) throw edit.error;
+      if (json) {
+        report(`${JSON.stringify({ operation: "replace", dryRun, entry, files: edits.map((e) => ({ ...editJson(e), replaced: e.planned?.replaced ?? [] })) }, null, 2)}\n`);
+      } else {
+        report(sizeLine(edit, dryRun));
+        for (const where of edit.planned!.replaced) report(`  replaced ${entry}${where === "" ? "" : ` (${where})`}\n`);
+        for (const note of edit.planned!.notes) report(`  note: ${note}\n`);
+      }
+      return 0;
+    });
+  },
+};
