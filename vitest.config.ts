@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { HANG_MS } from "./test/limits";
+import { HANG_MS } from "./test/limits.js";
 
 export default defineConfig({
   test: {

@@ -19,6 +19,7 @@ import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { latin1Encode } from "../../src/formats/bytes.js";
 import { nativeTool } from "../native.js";
 import { scratchDir } from "./harness.js";
+import { HANG_MS } from "../limits.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const BIN = join(ROOT, "dist/bin/offload-kit.js");
@@ -26,7 +27,7 @@ const PACKAGER = join(ROOT, "dist/bin/offload-packager.js");
 const LIB = "/usr/lib/x86_64-linux-gnu";
 const HOST = "host-x86_64-unknown-linux-gnu-";
 const G = (id: string) => `hip-amdgcn-amd-amdhsa--${id}`;
-const TIMEOUT = 120_000;
+const TIMEOUT = HANG_MS;
 
 interface Run {
   readonly code: number | null;

@@ -15,6 +15,7 @@ import { parseBinaryBundle } from "../../src/formats/bundle.js";
 import { nativeTool } from "../native.js";
 import { ARCHS, Workshop, run } from "./standin.js";
 import { changedLoadedSections } from "./synthetic.js";
+import { HANG_MS } from "../limits.js";
 
 const available = ["clang-19", "ld.lld-19", "llvm-readelf-19", "gcc"].every((t) => nativeTool(t) !== undefined);
 const keep = (id: string): boolean => id.startsWith("host-") || id.endsWith("gfx90a");
@@ -23,7 +24,7 @@ describe.skipIf(!available)("AArch64, 64 KiB pages", () => {
   let shop: Workshop;
   beforeAll(() => {
     shop = new Workshop();
-  }, 120_000);
+  }, HANG_MS);
   afterAll(() => shop?.remove());
 
   it.each([["-fno-gpu-rdc"], ["-fgpu-rdc"]])("shared library (%s), pruned to gfx90a", (rdc) => {
@@ -61,5 +62,5 @@ describe.skipIf(!available)("AArch64, 64 KiB pages", () => {
     });
     const readelf = (f: string) => run("llvm-readelf-19", ["-a", f]).stderr.split(f).join("FILE");
     expect(readelf(output)).toBe(readelf(library));
-  }, 300_000);
+  }, HANG_MS);
 });

@@ -9,6 +9,7 @@ import { keepBundleEntries } from "../../src/elf-edit/compose.js";
 import { rewriteHipFatbinFile } from "../../src/elf-edit/node.js";
 import { readBinaryBundle } from "../../src/formats/bundle.js";
 import { Workshop, keepEntries, run, standinTools } from "./standin.js";
+import { HANG_MS } from "../limits.js";
 
 const LIBRARIES = ["/usr/lib/x86_64-linux-gnu/librocrand.so.1.1", "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1"];
 const required = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
@@ -19,7 +20,7 @@ describe.skipIf(!tools)("Debian ROCm libraries, pruned to gfx90a, register the s
   let shop: Workshop;
   beforeAll(() => {
     shop = new Workshop();
-  }, 120_000);
+  }, HANG_MS);
   afterAll(() => shop?.remove());
 
   it.each(LIBRARIES)("%s", (library) => {
@@ -48,5 +49,5 @@ describe.skipIf(!tools)("Debian ROCm libraries, pruned to gfx90a, register the s
     } finally {
       rmSync(output, { force: true });
     }
-  }, 600_000);
+  }, HANG_MS);
 });

@@ -8,6 +8,7 @@ import { keepBundleEntries } from "../../src/elf-edit/compose.js";
 import { openLinkedElf } from "../../src/elf-edit/elf64.js";
 import { rewriteHipFatbin } from "../../src/elf-edit/rewrite.js";
 import { syntheticExecutable } from "./synthetic.js";
+import { HANG_MS } from "../limits.js";
 
 function random(seed: number): () => number {
   let x = seed >>> 0 || 1;
@@ -56,5 +57,5 @@ describe("mutated inputs", () => {
       openLinkedElf(bytesSource(Buffer.concat(parts)));
     }
     expect(refused).toBeGreaterThan(0);
-  }, 120_000);
+  }, HANG_MS);
 });

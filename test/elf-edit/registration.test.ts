@@ -13,6 +13,7 @@ import type { FatbinBundle } from "../../src/elf-edit/hip-fatbin.js";
 import type { RewritePlan } from "../../src/elf-edit/rewrite.js";
 import { CASES, Workshop, keepEntries, run, standinTools } from "./standin.js";
 import { changedLoadedSections } from "./synthetic.js";
+import { HANG_MS } from "../limits.js";
 
 const available = standinTools();
 const keep = (id: string): boolean => id.startsWith("host-") || id.endsWith("gfx90a");
@@ -27,7 +28,7 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
   let shop: Workshop;
   beforeAll(() => {
     shop = new Workshop();
-  }, 120_000);
+  }, HANG_MS);
   afterAll(() => shop?.remove());
 
   /** The output registers `expected`, and every checker sees what it saw in the original. */
@@ -83,7 +84,7 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     expect(moved.relocated).toBe(true);
     expect(statSync(grown).size).toBe(moved.outputSize);
     verify(original, grown, before, c.executable, moved);
-  }, 300_000);
+  }, HANG_MS);
 
   // GNU strip rewrites the program header table right after the ELF header and has no room there for
   // the entry a split adds (README: known limit), so the supported order is strip, then edit.
@@ -97,7 +98,7 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     const plan = rewriteHipFatbinFile(stripped, output, prune);
     expect(plan.shift).toBeGreaterThan(0);
     verify(stripped, output, keepEntries(before, keep), c.executable, plan);
-  }, 300_000);
+  }, HANG_MS);
 
   it("a rewrite that replaces nothing gives the input back byte for byte", () => {
     const original = shop.program(CASES[0], "identity");
@@ -105,5 +106,5 @@ describe.skipIf(!available)("edited HIP programs register the same device code (
     const plan = rewriteHipFatbinFile(original, output);
     expect(plan.shift).toBe(0);
     expect(Buffer.compare(readFileSync(output), readFileSync(original))).toBe(0);
-  }, 300_000);
+  }, HANG_MS);
 });

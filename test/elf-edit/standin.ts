@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "hip-standin");
 export const HIP_RUNTIME = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
@@ -95,7 +96,7 @@ export class Workshop {
     const log = join(this.dir, `registrations-${++this.logs}.log`);
     const run = spawnSync(executable ? file : this.loader, executable ? [] : [file], {
       env: { ...process.env, LD_PRELOAD: this.standin, HIP_STANDIN_LOG: log },
-      timeout: 120_000,
+      timeout: HANG_MS,
       encoding: "latin1",
     });
     if (run.status !== 0) throw new Error(`${file} failed (${run.status ?? run.signal}): ${run.stderr}`);
@@ -124,6 +125,6 @@ export function keepEntries(log: string, keep: (id: string) => boolean, inCcobs 
 }
 
 export function run(tool: string, args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(tool, args, { encoding: "latin1", maxBuffer: 1 << 30, timeout: 300_000 });
+  const r = spawnSync(tool, args, { encoding: "latin1", maxBuffer: 1 << 30, timeout: HANG_MS });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

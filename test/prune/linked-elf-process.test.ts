@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { CASES, Workshop, keepEntries, standinTools } from "../elf-edit/standin.js";
+import { HANG_MS } from "../limits.js";
 
 const BIN = new URL("../../dist/bin/offload-kit.js", import.meta.url).pathname;
 const available = standinTools();
@@ -18,7 +19,7 @@ const required = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
 const keep90a = (id: string): boolean => id.startsWith("host-") || /--gfx90a(:|$)/.test(id);
 
 function kit(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 600_000, maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: HANG_MS, maxBuffer: 1 << 28 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -39,7 +40,7 @@ describe.skipIf(!available)("offload-kit prune/compress/decompress on linked HIP
   let shop: Workshop;
   beforeAll(() => {
     shop = new Workshop();
-  }, 120_000);
+  }, HANG_MS);
   afterAll(() => shop?.remove());
 
   // A library with one plain and one compressed fat binary (GNU ld), an -fgpu-rdc PIE executable (lld),
@@ -99,7 +100,7 @@ describe.skipIf(!available)("offload-kit prune/compress/decompress on linked HIP
     copyFileSync(original, inPlace);
     ok("prune", "--keep=gfx90a", "--in-place", inPlace);
     expect(Buffer.compare(readFileSync(inPlace), readFileSync(pruned))).toBe(0);
-  }, 600_000);
+  }, HANG_MS);
 });
 
 const LIBRARIES = ["/usr/lib/x86_64-linux-gnu/librocrand.so.1.1", "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1"];
@@ -110,7 +111,7 @@ describe.skipIf(!available)("Debian ROCm libraries through offload-kit (stand-in
   beforeAll(() => {
     shop = new Workshop();
     scratch = existsSync("/dev/shm") ? "/dev/shm" : shop.dir;
-  }, 120_000);
+  }, HANG_MS);
   afterAll(() => shop?.remove());
 
   it.each(LIBRARIES)("prune --keep=gfx90a: %s", (library) => {
@@ -132,7 +133,7 @@ describe.skipIf(!available)("Debian ROCm libraries through offload-kit (stand-in
     } finally {
       rmSync(output, { force: true });
     }
-  }, 900_000);
+  }, HANG_MS);
 
   it.each(LIBRARIES)("compress, then decompress: %s", (library) => {
     if (!existsSync(library)) {
@@ -153,7 +154,7 @@ describe.skipIf(!available)("Debian ROCm libraries through offload-kit (stand-in
       rmSync(compressed, { force: true });
       rmSync(plain, { force: true });
     }
-  }, 900_000);
+  }, HANG_MS);
 });
 
 /** The stand-in's hash of a payload (FNV-1a 64, test/fixtures/hip-standin/standin.c). */
@@ -175,7 +176,7 @@ describe.skipIf(!available)("offload-kit replace (stand-in runtime)", () => {
   let shop: Workshop;
   beforeAll(() => {
     shop = new Workshop();
-  }, 120_000);
+  }, HANG_MS);
   afterAll(() => shop?.remove());
 
   it.each([CASES[4], CASES[7]].map((c) => [c.name, c] as const))("one code object swapped, plain and CCOB fat binaries: %s", (_name, c) => {
@@ -205,7 +206,7 @@ describe.skipIf(!available)("offload-kit replace (stand-in runtime)", () => {
         expect(changed[0][1]).toBe(`  entry ${id} ${size} ${fnv1a(payload)}`);
       }
     }
-  }, 600_000);
+  }, HANG_MS);
 
   it("a bundle file", () => {
     const dir = shop.dir;
