@@ -9,7 +9,7 @@
  * file is never held whole. `--dry-run` plans every edit and writes nothing (a compress dry run compresses
  * in memory to know the size).
  */
-import { chmodSync, closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { chmodSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Codecs } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
@@ -18,6 +18,7 @@ import type { ByteSource } from "../engine/source.js";
 import { CompressingWriter } from "../node/compress.js";
 import { copyRange } from "../node/copy.js";
 import { fileError } from "../node/errors.js";
+import { FileSource } from "../node/file-source.js";
 import { withOutputs } from "../node/output.js";
 import type { OutputFile } from "../node/output.js";
 import type { PlannedEdit } from "./index.js";
@@ -89,40 +90,19 @@ export function destinations(inputs: readonly string[], destination: Destination
 }
 
 /**
- * An input file as a ByteSource, read with pread. Not src/node/file-source.ts's FileSource: that one records
- * every input so that no output is renamed over one, and `--in-place` renames its output over its input
- * on purpose (destinations() refuses the accidental cases instead).
+ * An input opened as every other command opens one (src/node/file-source.ts: a pipe or FIFO is spooled), with
+ * the mode its output takes: a regular file's own (an executable library stays executable), none for a stream
+ * (the output is a new file). `--in-place` needs a regular file: renaming over a pipe would replace the pipe.
  */
-class InputFile implements ByteSource {
-  private constructor(readonly path: string, private readonly fd: number, readonly size: number, readonly mode: number) {}
-
-  static open(path: string): InputFile {
-    let fd: number;
-    try {
-      fd = openSync(path, "r");
-    } catch (e) {
-      throw fileError(path, e);
-    }
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) {
-      closeSync(fd);
-      throw new OffloadKitError("NOT_A_FILE", `'${path}': not a regular file`);
-    }
-    return new InputFile(path, fd, stat.size, stat.mode & 0o7777);
+function openInput(path: string, inPlace: boolean): { source: FileSource; mode: number | undefined } {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch (e) {
+    throw fileError(path, e);
   }
-
-  read(dest: Uint8Array, position: number): number {
-    if (dest.length === 0) return 0;
-    try {
-      return readSync(this.fd, dest, 0, dest.length, position);
-    } catch (e) {
-      throw fileError(this.path, e);
-    }
-  }
-
-  close(): void {
-    closeSync(this.fd);
-  }
+  if (inPlace && !stat.isFile()) throw new OffloadKitError("NOT_A_FILE", `'${path}': not a regular file (--in-place replaces a file)`);
+  return { source: FileSource.open(path), mode: stat.isFile() ? stat.mode & 0o7777 : undefined };
 }
 
 function withName(path: string, e: unknown): unknown {
@@ -179,9 +159,9 @@ export function editFiles<P extends PlannedEdit>(
   const outputs = destinations(inputs, destination);
   if (destination.kind === "dry-run") {
     const edits = inputs.map((input): FileEdit<P> => {
-      let source: InputFile | undefined;
+      let source: FileSource | undefined;
       try {
-        source = InputFile.open(input);
+        source = openInput(input, false).source;
         const planned = plan(source, input);
         const p = planned.plan;
         const outputSize = p === undefined ? source.size : p.compress === undefined ? p.size : materialize(p, source, codecs).length;
@@ -200,7 +180,7 @@ export function editFiles<P extends PlannedEdit>(
   return withOutputs((open) => {
     const edits = inputs.map((input, i): FileEdit<P> => {
       const output = outputs[i]!;
-      const source = InputFile.open(input);
+      const { source, mode } = openInput(input, destination.kind === "in-place");
       try {
         let planned: P;
         try {
@@ -215,9 +195,9 @@ export function editFiles<P extends PlannedEdit>(
         else writePlan(planned.plan, source, file);
         const outputSize = file.position;
         file.close();
-        if (file.tempPath !== undefined) {
+        if (file.tempPath !== undefined && mode !== undefined) {
           try {
-            chmodSync(file.tempPath, source.mode);
+            chmodSync(file.tempPath, mode);
           } catch (e) {
             throw fileError(output, e);
           }

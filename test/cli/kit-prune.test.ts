@@ -42,6 +42,16 @@ function listing(dir: string): Record<string, string> {
 }
 
 describe("offload-kit prune", () => {
+  it("reads a pipe as any command does (spooled), and refuses one for --in-place", () => {
+    const dir = workdir();
+    const piped = spawnSync("bash", ["-c", `'${process.execPath}' '${BIN}' prune --keep=gfx90a -o piped.bundle <(cat lib.bundle) && '${process.execPath}' '${BIN}' prune --keep=gfx90a -o direct.bundle lib.bundle`], { cwd: dir, encoding: "utf8", timeout: HANG_MS });
+    expect([piped.status, piped.stderr]).toEqual([0, ""]);
+    expect(readFileSync(join(dir, "piped.bundle"))).toEqual(readFileSync(join(dir, "direct.bundle")));
+    const inPlace = spawnSync("bash", ["-c", `'${process.execPath}' '${BIN}' prune --keep=gfx90a --in-place <(cat lib.bundle)`], { cwd: dir, encoding: "utf8", timeout: HANG_MS });
+    expect(inPlace.status).toBe(1);
+    expect(inPlace.stderr).toMatch(/not a regular file \(--in-place replaces a file\)/);
+  });
+
   it("--dry-run says what would go and the bytes saved, and writes nothing", () => {
     const dir = workdir();
     const before = listing(dir);
