@@ -20,6 +20,7 @@ import { breakable, element, formatBytes, formatCount, formatShare, hex } from "
 import { FindBar } from "./find.js";
 import { NO_FILTER, Verdicts, applyFilter, isActive, judgeRows, rowsOf, verdictTotals } from "./model.js";
 import type { Filter, Row } from "./model.js";
+import { jsonText } from "./report-json.js";
 import { saveBlob, saveZip } from "./save.js";
 import { summaryView } from "./summary.js";
 import { RowTable } from "./table.js";
@@ -598,23 +599,30 @@ async function inspectFile(file: File): Promise<void> {
   }
 }
 
-/** The report as `offload-kit ls --json` prints it for the files shown (paths as the files' names). */
-function reportJson(): string {
+/**
+ * The report as `offload-kit ls --json` prints it for the files shown (paths as the files' names), as chunks
+ * of text: written a slice of time at a time (src/inspector/report-json.ts), as 100,000 entries take longer
+ * than a frame.
+ */
+async function reportJson(): Promise<string[]> {
   const files: (LocationJson | { path: string; error: { code: string; message: string } })[] = [];
   for (const item of shown) {
     if (item.result !== undefined) files.push(item.result.report);
     else if (item.error !== undefined) files.push({ path: item.file.name, error: item.error });
   }
-  return `${JSON.stringify({ files }, null, 2)}\n`;
+  const chunks = await jsonText({ files }, ROW_BUDGET_MS, nextFrame);
+  chunks.push("\n");
+  return chunks;
 }
 
-document.getElementById("save-json")!.addEventListener("click", () => {
-  saveBlob(new Blob([reportJson()], { type: "application/json" }), shown.length === 1 ? `${fileStem(shown[0]!.file.name)}.ls.json` : "offload-kit-ls.json");
+document.getElementById("save-json")!.addEventListener("click", async () => {
+  const chunks = await reportJson();
+  saveBlob(new Blob(chunks, { type: "application/json" }), shown.length === 1 ? `${fileStem(shown[0]!.file.name)}.ls.json` : "offload-kit-ls.json");
   announce("Saved the report");
 });
 document.getElementById("copy-json")!.addEventListener("click", async () => {
   try {
-    await navigator.clipboard.writeText(reportJson());
+    await navigator.clipboard.writeText((await reportJson()).join(""));
     announce("Copied the report as offload-kit ls --json prints it");
   } catch (e) {
     announce(`Could not copy: ${errorText(e)}`);
