@@ -15,11 +15,12 @@ import type { InspectProgress } from "../browser/inspect.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { BundleJson, LocationJson, OffloadRunJson } from "../inspect/location-json.js";
 import { describeSettings } from "../inspect/check.js";
-import type { EntryVerdict } from "../inspect/check.js";
+import type { EntryVerdict, FileJudgement, GpuConfig } from "../inspect/check.js";
+import { judgeEntries } from "../inspect/check.js";
 import { breakable, element, formatBytes, formatCount, formatShare, hex } from "./dom.js";
 import { FindBar } from "./find.js";
-import { NO_FILTER, Verdicts, applyFilter, isActive, judgeRows, rowsOf, verdictTotals } from "./model.js";
-import type { Filter, Row } from "./model.js";
+import { NO_FILTER, Verdicts, applyFilter, isActive, rowsOf, totalsOfVerdicts } from "./model.js";
+import type { Filter, Row, VerdictTotals } from "./model.js";
 import { jsonText } from "./report-json.js";
 import { saveBlob, saveZip } from "./save.js";
 import { summaryView } from "./summary.js";
@@ -45,6 +46,8 @@ interface Shown {
   /** The offload kinds and the GPUs (an ID's last field) of its rows, gathered as the rows are built. */
   readonly kinds: Set<string>;
   readonly gpus: Set<string>;
+  /** Its rows judged on a GPU, as check judges the file (src/inspector/main.ts judgeAll). */
+  judged?: { readonly gpu: GpuConfig; readonly totals: VerdictTotals; readonly judgement: FileJudgement };
   listing?: HTMLElement;
   /** Lists the bundles not listed yet (they come a page at a time). */
   showAllBundles?: () => void;
@@ -65,7 +68,7 @@ const verdicts = new Verdicts();
 let filter: Filter = NO_FILTER;
 const find = new FindBar((next) => {
   filter = next;
-  refilter();
+  void refilter();
 });
 
 const VERDICT_TEXT: Record<EntryVerdict["verdict"], string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "host" };
@@ -392,8 +395,8 @@ function paintFileVerdict(item: Shown): void {
     line.hidden = true;
     return;
   }
-  const t = verdictTotals(item.rows, gpu, verdicts);
-  const judgement = judgeRows(item.rows, gpu, verdicts);
+  if (item.judged?.gpu !== gpu) return;
+  const { totals: t, judgement } = item.judged;
   line.hidden = false;
   line.className = `verdict-line ${judgement.ok ? "pass" : t.loadable > 0 || judgement.cases.some((c) => c.loadable > 0) ? "some" : "none"}`;
   line.dataset.ok = String(judgement.ok);
@@ -443,7 +446,34 @@ function paintListing(item: Shown): void {
   }
 }
 
-function refilter(): void {
+/** Counts refilter's runs: a run still judging rows when the filter changes again stops there. */
+let refilterRun = 0;
+
+/**
+ * Each file's rows judged on `gpu` (their verdicts, totals and the file's judgement, kept per file), a
+ * slice of time at a time: 100,000 distinct IDs took one task of about a second to judge, and looking their
+ * verdicts up again for each total 30 ms (measured, bench/browser.mjs). False when a newer run began meanwhile.
+ */
+async function judgeAll(gpu: GpuConfig, run: number): Promise<boolean> {
+  let until = performance.now() + ROW_BUDGET_MS;
+  for (const item of shown) {
+    if (item.result === undefined || item.judged?.gpu === gpu) continue;
+    const found: EntryVerdict[] = [];
+    for (let i = 0; i < item.rows.length; i++) {
+      found.push(verdicts.of(item.rows[i]!.id, gpu));
+      if ((i & 63) !== 63 || performance.now() < until) continue;
+      await nextFrame();
+      if (run !== refilterRun || filter.gpu !== gpu) return false;
+      until = performance.now() + ROW_BUDGET_MS;
+    }
+    item.judged = { gpu, totals: totalsOfVerdicts(item.rows, found), judgement: judgeEntries(found) };
+  }
+  return true;
+}
+
+async function refilter(): Promise<void> {
+  const run = ++refilterRun;
+  if (filter.gpu !== undefined && !(await judgeAll(filter.gpu, run))) return;
   for (const item of shown) {
     paintFileVerdict(item);
     paintPrune(item);
@@ -459,10 +489,10 @@ function refilter(): void {
     const unstated = new Set<string>();
     const judged = shown.filter((item) => item.result !== undefined);
     for (const item of judged) {
-      const t = verdictTotals(item.rows, filter.gpu, verdicts);
+      if (item.judged?.gpu !== filter.gpu) continue;
+      const { totals: t, judgement: j } = item.judged;
       loadable += t.loadable;
       device += t.device;
-      const j = judgeRows(item.rows, filter.gpu, verdicts);
       if (j.ok) passing++;
       for (const f of j.unstated) unstated.add(f);
     }
@@ -591,7 +621,7 @@ async function inspectFile(file: File): Promise<void> {
     });
     await renderResult(item, result, status, bar);
     offerChoices();
-    refilter();
+    await refilter();
     announce(`${file.name}: ${statusText(result).split(";")[0]}`);
   } catch (e) {
     bar.hidden = true;
