@@ -8,6 +8,11 @@
 //      (streamed: parts are slices of the file) with the heap and renderer peak it took;
 //   1b. a ~15 MB compressed bundle made from the library's bytes: listed by the page against
 //      `offload-kit ls` (median of 3 each), and the bytes the worker read for it;
+//   1c. a generated 100,000-entry bundle (100,000 distinct IDs, as test/browser/inspector.test.ts makes it):
+//      over fresh pages, loaded, its bundle opened and scrolled to the last row: every main-thread task
+//      over 50 ms (PerformanceObserver 'longtask'), in how many messages the result came and the most
+//      items one carried, the row-building steps; then a search over the 100,000 rows, its longest task.
+//      OFFLOAD_KIT_BENCH_ONLY=many runs only this part (no library needed);
 //   2. what one read of a Blob slice costs in a Worker: FileReaderSync (what BlobSource.read uses) against
 //      slice().arrayBuffer(), for 4 KiB, 64 KiB and 1 MiB at random offsets of the same file.
 // Run: npm run build && node bench/browser.mjs   (saves bench/results/browser.json)
@@ -24,12 +29,124 @@ const RUNS = Number(process.env.OFFLOAD_KIT_BENCH_RUNS ?? 7);
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
   "--disable-component-update", "--disable-sync", "--enable-precise-memory-info"];
 
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const ONLY_MANY = process.env.OFFLOAD_KIT_BENCH_ONLY === "many";
+
+/** 1c: a 100,000-entry bundle, over fresh pages (see the top). */
+async function manyEntries(server) {
+  const { writeBinaryBundle } = await import(new URL("../dist/index.js", import.meta.url).href);
+  const dir = mkdtempSync(join(tmpdir(), "offload-kit-bench-many-"));
+  const file = join(dir, "many.hipfb");
+  const processors = ["gfx900", "gfx906", "gfx908", "gfx90a:xnack-", "gfx90a:xnack+", "gfx942", "gfx1030", "gfx1100"];
+  writeFileSync(file, writeBinaryBundle(Array.from({ length: 100_000 }, (_, i) => ({
+    id: i === 0 ? "host-x86_64-unknown-linux-gnu" : `hipv4-amdgcn-amd-amdhsa-e${i}-${processors[i % processors.length]}`,
+    data: new Uint8Array(16 + (i % 97)).fill(i & 0xff),
+  }))));
+  const out = [];
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      const profile = mkdtempSync(join(tmpdir(), "offload-kit-bench-chromium-"));
+      const context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: ARGS, acceptDownloads: true });
+      try {
+        const page = await context.newPage();
+        await watchPage(page);
+        await page.goto(server.url);
+        await page.waitForFunction(() => document.body.dataset.started === "1");
+        // Tasks before the file is chosen are the page starting (its module evaluated), not the file's.
+        const chosenAt = await page.evaluate(() => performance.now());
+        await page.setInputFiles("#file-input", file);
+        await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 300_000 });
+        const loaded = await page.evaluate((at) => ({ tasks: [...window.longTasks], startup: window.longTasks.filter((_, k) => window.longTaskStarts[k] + window.longTasks[k] <= at), interactiveMs: Number(document.body.dataset.lastRunMs), delivery: JSON.parse(document.querySelector("section.file").dataset.delivery) }), chosenAt);
+        await page.click("details.bundle summary");
+        await page.waitForSelector("tr.entry");
+        for (let k = 0; k < 3; k++) {
+          await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+          await page.waitForTimeout(300);
+        }
+        await page.waitForSelector('tr.entry[data-entry="99999"]', { timeout: 300_000 });
+        const opened = await page.evaluate(() => [...window.longTasks]);
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.fill("#search", "-e99999-");
+        await page.waitForFunction(() => document.querySelector(".match-count")?.textContent === "1 of 100,000 entries match", undefined, { timeout: 300_000 });
+        await page.waitForTimeout(300);
+        const searched = await page.evaluate(() => [...window.longTasks]);
+        await page.fill("#search", "gfx942");
+        await page.selectOption("#sort", "size-desc");
+        await page.waitForFunction(() => document.querySelector(".match-count")?.textContent === "12,500 of 100,000 entries match", undefined, { timeout: 300_000 });
+        await page.waitForTimeout(300);
+        const sorted = await page.evaluate(() => [...window.longTasks]);
+        // The report as ls --json prints it (a Blob download: no dialog here).
+        await Promise.all([page.waitForEvent("download", { timeout: 300_000 }), page.click("#save-json")]);
+        await page.waitForTimeout(300);
+        const saved = await page.evaluate(() => [...window.longTasks]);
+        // A GPU typed: every row's verdict, as check judges the file.
+        await page.fill("#search", "");
+        await page.selectOption("#sort", "file");
+        await page.waitForTimeout(300);
+        const cleared = await page.evaluate(() => [...window.longTasks]);
+        await page.fill("#gpu", "gfx90a");
+        await page.waitForFunction(() => (document.getElementById("gpu-summary")?.textContent ?? "").includes("gfx90a"), undefined, { timeout: 300_000 });
+        await page.waitForTimeout(300);
+        const judged = await page.evaluate(() => [...window.longTasks]);
+        const longest = (tasks) => Math.max(0, ...tasks);
+        const r = {
+          interactiveMs: loaded.interactiveMs, delivery: loaded.delivery,
+          startupLongestMs: longest(loaded.startup),
+          loadLongestMs: longest(loaded.tasks.slice(loaded.startup.length)), loadLongTasks: loaded.tasks.length - loaded.startup.length,
+          openLongestMs: longest(opened.slice(loaded.tasks.length)), openLongTasks: opened.length - loaded.tasks.length,
+          searchLongestMs: longest(searched.slice(opened.length)),
+          sortLongestMs: longest(sorted.slice(searched.length)),
+          saveLongestMs: longest(saved.slice(sorted.length)),
+          gpuLongestMs: longest(judged.slice(cleared.length)),
+        };
+        out.push(r);
+        console.log(`100,000 entries, run ${i + 1}: interactive at ${r.interactiveMs} ms; result in ${r.delivery.messages} messages (at most ${r.delivery.largestPart} items), rows in ${r.delivery.rowSteps} steps (at most ${r.delivery.largestRowStep}); the page starting (no file yet): longest ${r.startupLongestMs.toFixed(0)} ms; loading the file: ${r.loadLongTasks} tasks over 50 ms, longest ${r.loadLongestMs.toFixed(0)} ms; opening and scrolling: ${r.openLongTasks} over 50 ms, longest ${r.openLongestMs.toFixed(0)} ms; search: longest ${r.searchLongestMs.toFixed(0)} ms; search and sort by size: longest ${r.sortLongestMs.toFixed(0)} ms; save the report: longest ${r.saveLongestMs.toFixed(0)} ms; a GPU typed: longest ${r.gpuLongestMs.toFixed(0)} ms`);
+      } finally {
+        await context.close();
+        rmSync(profile, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    runs: out.length,
+    medianInteractiveMs: median(out.map((r) => r.interactiveMs)),
+    messages: out[0].delivery.messages,
+    largestPart: out[0].delivery.largestPart,
+    startupLongestMs: { median: median(out.map((r) => r.startupLongestMs)), max: Math.max(...out.map((r) => r.startupLongestMs)) },
+    loadLongestMs: { median: median(out.map((r) => r.loadLongestMs)), max: Math.max(...out.map((r) => r.loadLongestMs)) },
+    loadLongTasks: out.map((r) => r.loadLongTasks),
+    openLongestMs: { median: median(out.map((r) => r.openLongestMs)), max: Math.max(...out.map((r) => r.openLongestMs)) },
+    searchLongestMs: { median: median(out.map((r) => r.searchLongestMs)), max: Math.max(...out.map((r) => r.searchLongestMs)) },
+    sortLongestMs: { median: median(out.map((r) => r.sortLongestMs)), max: Math.max(...out.map((r) => r.sortLongestMs)) },
+    saveLongestMs: { median: median(out.map((r) => r.saveLongestMs)), max: Math.max(...out.map((r) => r.saveLongestMs)) },
+    gpuLongestMs: { median: median(out.map((r) => r.gpuLongestMs)), max: Math.max(...out.map((r) => r.gpuLongestMs)) },
+    perRun: out,
+  };
+}
+
+if (ONLY_MANY) {
+  if (!existsSync("/usr/bin/chromium")) {
+    console.log("skipped: needs /usr/bin/chromium");
+    process.exit(0);
+  }
+  const server = await serve();
+  try {
+    const many = await manyEntries(server);
+    console.log(JSON.stringify({ ...many, perRun: undefined }, null, 2));
+    saveResults("browser-many", many);
+  } finally {
+    server.stop();
+  }
+  process.exit(0);
+}
+
 if (!existsSync(FILE) || !existsSync("/usr/bin/chromium")) {
   console.log(`skipped: needs ${FILE} and /usr/bin/chromium`);
   process.exit(0);
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Peak RSS (MiB) of the renderer processes of the browser whose profile is `profile` (each carries the flag). */
 function rendererPeakMiB(profile) {
@@ -72,8 +189,9 @@ console.log(`renderer peak with the page and no file: ${baselineMiB.toFixed(0)} 
 function watchPage(page) {
   return page.addInitScript(() => {
     window.longTasks = [];
+    window.longTaskStarts = [];
     new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) window.longTasks.push(entry.duration);
+      for (const entry of list.getEntries()) (window.longTasks.push(entry.duration), window.longTaskStarts.push(entry.startTime));
     }).observe({ type: "longtask", buffered: true });
     delete window.showSaveFilePicker;
   });
@@ -170,6 +288,9 @@ let compressed;
   }
 }
 
+// 1c. A 100,000-entry bundle.
+const many = await manyEntries(server);
+
 // 2. One read of a Blob slice in a worker.
 const profile = mkdtempSync(join(tmpdir(), "offload-kit-bench-chromium-"));
 const context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: ARGS });
@@ -214,6 +335,7 @@ const summary = {
   bundles: runs[0].bundles,
   zip,
   compressed,
+  many: { ...many, perRun: undefined },
   reads,
 };
 console.log(JSON.stringify(summary, null, 2));

@@ -12,6 +12,7 @@
 import { OffloadKitError } from "../engine/errors.js";
 import type { EntryRef, InspectProgress } from "./inspect.js";
 import type { ExtractStats, InspectResult, PruneReply, WorkerReply, WorkerRequest } from "./protocol.js";
+import { ResultAssembler } from "./report-parts.js";
 
 export interface OffloadKitWorkerOptions {
   /** The worker script (see above); default: the copy inlined in the library. */
@@ -35,6 +36,8 @@ interface Pending {
   resolve(reply: WorkerReply): void;
   reject(error: OffloadKitError): void;
   onProgress?: (progress: InspectProgress) => void;
+  /** The parts of an inspect result received so far (src/browser/report-parts.ts). */
+  parts?: ResultAssembler;
 }
 
 async function inlineWorker(): Promise<Worker> {
@@ -92,9 +95,18 @@ export class OffloadKitWorker {
       pending.onProgress?.(reply.progress);
       return;
     }
+    if (reply.op === "part") {
+      // Appended as it arrives: each message is a task of its own on this thread, none holds the whole list.
+      (pending.parts ??= new ResultAssembler()).add(reply.part);
+      return;
+    }
     this.pending.delete(reply.id);
     if (reply.op === "failed") {
       pending.reject(new OffloadKitError(reply.error.code, reply.error.message, { offset: reply.error.offset }));
+    } else if (reply.op === "inspected") {
+      const parts = pending.parts ?? new ResultAssembler();
+      const result = parts.finish(reply.result);
+      pending.resolve({ ...reply, result: { ...result, delivery: { messages: parts.parts + 1, largestPart: parts.largestPart } } });
     } else {
       pending.resolve(reply);
     }

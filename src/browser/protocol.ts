@@ -4,6 +4,7 @@
  * back transferred.
  */
 import type { EntryRef, InspectProgress, Inspection } from "./inspect.js";
+import type { ReportPart } from "./report-parts.js";
 
 export type WorkerRequest =
   | { readonly id: number; readonly op: "inspect"; readonly file: Blob; readonly name: string }
@@ -28,6 +29,11 @@ export interface InspectResult extends Inspection {
   readonly engine: "wasm" | "ts";
   /** Set when the codecs could not load: compressed bundles are then reported as problems. */
   readonly codecError?: WorkerFailure;
+  /**
+   * Set by the client: how the result arrived (src/browser/report-parts.ts): in how many messages, and the
+   * most items (bundles, entries, size rows) one of them carried.
+   */
+  readonly delivery?: { readonly messages: number; readonly largestPart: number };
 }
 
 /** What reading one entry cost: bytes read from the file, and compressed bundles decoded (0 when kept from before). */
@@ -62,6 +68,8 @@ export interface PruneReply {
 
 export type WorkerReply =
   | { readonly id: number; readonly op: "progress"; readonly progress: InspectProgress }
+  /** A slice of the result's long lists; the parts come first, then "inspected" with the rest. */
+  | { readonly id: number; readonly op: "part"; readonly part: ReportPart }
   | { readonly id: number; readonly op: "inspected"; readonly result: InspectResult }
   | { readonly id: number; readonly op: "extracted"; readonly bytes: Uint8Array; readonly stats: ExtractStats }
   | { readonly id: number; readonly op: "pruned"; readonly result: PruneReply }

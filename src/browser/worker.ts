@@ -16,6 +16,7 @@ import type { DecodeProgress, InspectProgress } from "./inspect.js";
 import type { PruneReply, PrunedPart, WorkerFailure, WorkerReply, WorkerRequest } from "./protocol.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { planPrune } from "../prune/index.js";
+import { splitResult } from "./report-parts.js";
 import { materialize } from "../prune/plan.js";
 
 export interface WorkerScope {
@@ -120,19 +121,18 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     // A file inspected again is decoded again (its bundles may be kept from before: they are dropped).
     decoded.forget(fileKey(request.file));
     const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: (p) => report({ ...p, decoding: undefined }), cache: decoded, key: fileKey(request.file), onDecode });
-    scope.postMessage({
-      id,
-      op: "inspected",
-      result: {
-        ...inspection,
-        bytesRead: source.bytesRead,
-        reads: source.reads,
-        readMilliseconds: source.readMilliseconds,
-        milliseconds: performance.now() - started,
-        engine: engine().kind,
-        ...(loaded.error !== undefined ? { codecError: loaded.error } : {}),
-      },
+    // In parts (src/browser/report-parts.ts): one message of 100,000 entries blocks the page while it is read.
+    const { head, parts } = splitResult({
+      ...inspection,
+      bytesRead: source.bytesRead,
+      reads: source.reads,
+      readMilliseconds: source.readMilliseconds,
+      milliseconds: performance.now() - started,
+      engine: engine().kind,
+      ...(loaded.error !== undefined ? { codecError: loaded.error } : {}),
     });
+    for (const part of parts) scope.postMessage({ id, op: "part", part });
+    scope.postMessage({ id, op: "inspected", result: head });
   } catch (e) {
     scope.postMessage({ id, op: "failed", error: failure(e) });
   }

@@ -171,15 +171,26 @@ export function applyFilter(rows: readonly Row[], filter: Filter, verdicts: Verd
 }
 
 /** The entries that load on `gpu`, of how many device entries, and their bytes. */
-export function verdictTotals(rows: readonly Row[], gpu: GpuConfig, verdicts: Verdicts): { loadable: number; device: number; bytes: number } {
+export function verdictTotals(rows: readonly Row[], gpu: GpuConfig, verdicts: Verdicts): VerdictTotals {
+  return totalsOfVerdicts(rows, rows.map((r) => verdicts.of(r.id, gpu)));
+}
+
+export interface VerdictTotals {
+  readonly loadable: number;
+  readonly device: number;
+  readonly bytes: number;
+}
+
+/** verdictTotals, from the rows' verdicts found already (`found[i]` is `rows[i]`'s). */
+export function totalsOfVerdicts(rows: readonly Row[], found: readonly EntryVerdict[]): VerdictTotals {
   let loadable = 0;
   let device = 0;
   let bytes = 0;
-  for (const r of rows) {
-    const v = verdicts.of(r.id, gpu).verdict;
+  for (let i = 0; i < rows.length; i++) {
+    const v = found[i]!.verdict;
     if (v === "host") continue;
     device++;
-    if (v === "loadable") (loadable++, (bytes += r.size));
+    if (v === "loadable") (loadable++, (bytes += rows[i]!.size));
   }
   return { loadable, device, bytes };
 }
