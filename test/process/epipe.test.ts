@@ -53,9 +53,10 @@ describe("a closed standard output", () => {
     expect({ status: mine.status, stderr: mine.stderr }).toEqual({ status: theirs.status, stderr: theirs.stderr });
   });
 
+  // Node 22.1+ keeps its compile cache (module.enableCompileCache in the bins) in TMPDIR: Node's, not a spool.
   it("a spooled standard input is removed when the pipe closes", () => {
     const tmp = scratchDir("offload-kit-epipe-tmp-");
-    const run = bash(`cat many.bc | ${ours("offload-bundler")} -list -type=bc -input=- | head -n 1 > /dev/null; echo "\${PIPESTATUS[1]}"; ls -A ${tmp}`, dir, { TMPDIR: tmp });
+    const run = bash(`cat many.bc | ${ours("offload-bundler")} -list -type=bc -input=- | head -n 1 > /dev/null; echo "\${PIPESTATUS[1]}"; ls -A ${tmp} | grep -vx node-compile-cache`, dir, { TMPDIR: tmp });
     expect(run.stdout.toString()).toBe("141\n");
   });
 });
