@@ -24,6 +24,7 @@ import type { Compression, Decoders, SpooledMember, Spooler } from "../packages/
 import { tooLarge } from "../packages/decoders.js";
 import { zlibModule } from "./builtins.js";
 import { fileError } from "./errors.js";
+import { concatBytes } from "../formats/bytes.js";
 
 // Loaded when a decoder program is first run (start-up cost, as src/node/builtins.ts explains).
 const childProcess = (): typeof import("node:child_process") => createRequire(import.meta.url)("node:child_process");
@@ -291,13 +292,7 @@ export function nodeSpooler(memoryLimit = SPOOL_MEMORY_LIMIT): Spooler {
         throw e;
       }
       if (file !== undefined) return fileMember(file.dir, file.fd, total);
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const part of parts) {
-        bytes.set(part, at);
-        at += part.length;
-      }
-      return { source: bytesSource(bytes), where: "memory", close() {} };
+      return { source: bytesSource(concatBytes(parts)), where: "memory", close() {} };
     },
   };
 }

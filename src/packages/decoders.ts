@@ -6,6 +6,7 @@
 import type { ByteSource } from "../engine/source.js";
 import { bytesSource } from "../engine/source.js";
 import { OffloadKitError } from "../engine/errors.js";
+import { concatBytes } from "../formats/bytes.js";
 
 export type Compression = "gzip" | "xz" | "zstd" | "bzip2";
 
@@ -56,13 +57,7 @@ export function memorySpooler(limit = 512 * 1024 * 1024): Spooler {
         if (total > limit) throw new OffloadKitError("PACKAGE_MEMBER_TOO_LARGE", `member '${name}' is larger than ${limit} bytes`, { offset: limit });
         parts.push(chunk.slice());
       }
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const part of parts) {
-        bytes.set(part, at);
-        at += part.length;
-      }
-      return { source: bytesSource(bytes), where: "memory", close() {} };
+      return { source: bytesSource(concatBytes(parts)), where: "memory", close() {} };
     },
   };
 }
