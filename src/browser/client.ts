@@ -11,7 +11,7 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { EntryRef, InspectProgress } from "./inspect.js";
-import type { ExtractStats, InspectResult, PruneReply, WorkerReply, WorkerRequest } from "./protocol.js";
+import type { ExtractStats, InspectResult, PackageResult, PruneReply, WorkerReply, WorkerRequest } from "./protocol.js";
 import { ResultAssembler } from "./report-parts.js";
 
 export interface OffloadKitWorkerOptions {
@@ -127,6 +127,18 @@ export class OffloadKitWorker {
     const name = options.name ?? ((file as File).name || "blob");
     const reply = await this.request({ op: "inspect", file, name }, options.onProgress);
     if (reply.op !== "inspected") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.result;
+  }
+
+  /**
+   * `file` walked as a package (a wheel, .deb, .rpm, conda package, tarball, compressed stream or image
+   * layout, told by its content as `offload-kit ls` tells it): each member with device code inspected.
+   * Undefined when the file is not a package (then `inspect` is the answer).
+   */
+  async inspectPackage(file: Blob, options: InspectRequestOptions = {}): Promise<PackageResult | undefined> {
+    const name = options.name ?? ((file as File).name || "blob");
+    const reply = await this.request({ op: "inspect-package", file, name }, options.onProgress);
+    if (reply.op !== "package") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return reply.result;
   }
 

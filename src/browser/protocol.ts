@@ -5,9 +5,12 @@
  */
 import type { EntryRef, InspectProgress, Inspection } from "./inspect.js";
 import type { ReportPart } from "./report-parts.js";
+import type { PackageProblem, PackageWalk } from "../packages/walk.js";
 
 export type WorkerRequest =
   | { readonly id: number; readonly op: "inspect"; readonly file: Blob; readonly name: string }
+  /** The file walked as a package (src/browser/packages.ts inspectPackage) when its content is one. */
+  | { readonly id: number; readonly op: "inspect-package"; readonly file: Blob; readonly name: string }
   | { readonly id: number; readonly op: "extract"; readonly file: Blob; readonly ref: EntryRef }
   /** `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it. */
   | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[] };
@@ -66,11 +69,36 @@ export interface PruneReply {
   readonly notes: readonly string[];
 }
 
+/** One member of a package holding device code: its inspection, as `inspect` gives a plain file's. */
+export interface PackageMemberResult extends Inspection {
+  /** The member's path inside the package, one element per level (its report's `path` is `name!a!b`). */
+  readonly member: readonly string[];
+}
+
+/**
+ * A package walked in the worker: the members with device code (or problems), each inspected whole in
+ * memory (so a member's entries are not ranges of the File), and the walk's counts. Sent in one message:
+ * a package's members are not split into parts as a single file's report is.
+ */
+export interface PackageResult {
+  readonly name: string;
+  readonly package: PackageWalk;
+  readonly members: readonly PackageMemberResult[];
+  readonly problems: readonly PackageProblem[];
+  readonly bytesRead: number;
+  readonly reads: number;
+  readonly milliseconds: number;
+  readonly engine: "wasm" | "ts";
+  readonly codecError?: WorkerFailure;
+}
+
 export type WorkerReply =
   | { readonly id: number; readonly op: "progress"; readonly progress: InspectProgress }
   /** A slice of the result's long lists; the parts come first, then "inspected" with the rest. */
   | { readonly id: number; readonly op: "part"; readonly part: ReportPart }
   | { readonly id: number; readonly op: "inspected"; readonly result: InspectResult }
+  /** The answer to "inspect-package": undefined when the file is not a package. */
+  | { readonly id: number; readonly op: "package"; readonly result: PackageResult | undefined }
   | { readonly id: number; readonly op: "extracted"; readonly bytes: Uint8Array; readonly stats: ExtractStats }
   | { readonly id: number; readonly op: "pruned"; readonly result: PruneReply }
   | { readonly id: number; readonly op: "failed"; readonly error: WorkerFailure };

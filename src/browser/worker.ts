@@ -17,6 +17,7 @@ import type { PruneReply, PrunedPart, WorkerFailure, WorkerReply, WorkerRequest 
 import { OffloadKitError } from "../engine/errors.js";
 import { planPrune } from "../prune/index.js";
 import { splitResult } from "./report-parts.js";
+import { inspectPackage } from "./packages.js";
 import { materialize } from "../prune/plan.js";
 
 export interface WorkerScope {
@@ -101,6 +102,28 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
       if (loaded.codecs === undefined) throw new OffloadKitError(loaded.error!.code, `cannot prune here: ${loaded.error!.message}`);
       const { result, transfer } = pruned(new BlobSource(request.file), request.name, request.keep, loaded.codecs);
       scope.postMessage({ id, op: "pruned", result }, transfer);
+      return;
+    }
+    if (request.op === "inspect-package") {
+      const started = performance.now();
+      let last = -Infinity;
+      const source = new BlobSource(request.file, {
+        onRead: (end) => {
+          const now = performance.now();
+          if (now - last < PROGRESS_INTERVAL_MS) return;
+          last = now;
+          scope.postMessage({ id, op: "progress", progress: { bundles: 0, images: 0, offset: end } });
+        },
+      });
+      const walked = await inspectPackage(source, request.name, { codecs: loaded.codecs });
+      scope.postMessage({
+        id, op: "package",
+        result: walked === undefined ? undefined : {
+          name: request.name, package: walked.package, members: walked.members, problems: walked.problems,
+          bytesRead: source.bytesRead, reads: source.reads, milliseconds: performance.now() - started, engine: engine().kind,
+          ...(loaded.error !== undefined ? { codecError: loaded.error } : {}),
+        },
+      });
       return;
     }
     const started = performance.now();

@@ -10,7 +10,8 @@
  */
 import { OffloadKitWorker, prunedBlob } from "../browser/client.js";
 import { isLinkedElf } from "../prune/linked-elf.js";
-import type { InspectResult } from "../browser/protocol.js";
+import { memberDisplayPath } from "../packages/walk.js";
+import type { InspectResult, PackageResult } from "../browser/protocol.js";
 import type { InspectProgress } from "../browser/inspect.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { BundleJson, LocationJson, OffloadRunJson } from "../inspect/location-json.js";
@@ -37,6 +38,12 @@ const BUNDLES_PER_PAGE = 100;
 
 interface Shown {
   readonly file: File;
+  /** What it is called: the file's name, or `package!member` for a member of a package. */
+  readonly name: string;
+  /** Set for a member of a package (its path inside it): its entries are not slices of the File. */
+  readonly member?: readonly string[];
+  /** The package walked: on the package's own item (which has no `result`) and on each of its members. */
+  package?: PackageResult;
   readonly section: HTMLElement;
   readonly verdictLine: HTMLElement;
   result?: InspectResult;
@@ -92,9 +99,13 @@ async function entryBytes(item: Shown, row: Row): Promise<Blob | Uint8Array<Arra
   return bytes as Uint8Array<ArrayBuffer>;
 }
 
-function downloadButton(item: Shown, row: Row): HTMLButtonElement {
+/** Why an entry of a package member cannot be saved here (members are read in the worker, not kept). */
+const MEMBER_DOWNLOAD_REFUSAL = "downloads are not offered for members of a package yet: offload-kit extract reads them from the package";
+
+function downloadButton(item: Shown, row: Row): HTMLElement {
+  if (item.member !== undefined) return element("span", { className: "note member-download", title: MEMBER_DOWNLOAD_REFUSAL }, "not offered");
   const what = row.kind === "entry" ? `bundle ${row.bundle} entry ${row.index}` : `offload image ${row.index}`;
-  const button = element("button", { className: "download", type: "button", title: `save as ${row.name}`, ariaLabel: `Download ${row.id} (${what} of ${item.file.name})` }, "download");
+  const button = element("button", { className: "download", type: "button", title: `save as ${row.name}`, ariaLabel: `Download ${row.id} (${what} of ${item.name})` }, "download");
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {
@@ -235,8 +246,8 @@ function salvagedView(item: Shown, at: number, entries: readonly { id: string; o
   const intact = entries.filter((e) => e.intact).length;
   const rows = entries.slice(0, SALVAGED_ROWS).map((e, i) => {
     // As extract names an entry, with the damaged bundle's offset where its index would be.
-    const name = `${item.file.name}-damaged-${hex(at)}-${e.id}`.replace(/[:/\\\0]/g, "_");
-    const action = e.intact ? element("button", { type: "button", className: "download", ariaLabel: `Download ${e.id} (intact entry ${i} of the damaged bundle at ${hex(at)} of ${item.file.name})` }, "download") : element("span", {}, "");
+    const name = `${item.name}-damaged-${hex(at)}-${e.id}`.replace(/[:/\\\0]/g, "_");
+    const action = e.intact && item.member === undefined ? element("button", { type: "button", className: "download", ariaLabel: `Download ${e.id} (intact entry ${i} of the damaged bundle at ${hex(at)} of ${item.name})` }, "download") : element("span", {}, "");
     action.addEventListener("click", () => {
       saveBlob(item.file.slice(e.offset, e.offset + e.size), name);
       announce(`Saved ${name}`);
@@ -289,7 +300,7 @@ function zipButton(item: Shown, label: string, rows: () => readonly Row[], zipNa
       const how = await saveZip(zipName(), zipEntries(item, chosen), (p) => {
         button.textContent = `Zipping: ${p.entries} of ${chosen.length} (${formatShare(Math.min(p.bytes, total), total)})`;
       });
-      announce(how === "cancelled" ? "Download cancelled" : `Saved ${chosen.length} entries of ${item.file.name} as a zip`);
+      announce(how === "cancelled" ? "Download cancelled" : `Saved ${chosen.length} entries of ${item.name} as a zip`);
     } catch (e) {
       button.after(element("span", { className: "error" }, errorText(e)));
     } finally {
@@ -373,13 +384,17 @@ function fileStem(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]+/g, "_");
 }
 
-function statusText(result: InspectResult): string {
+function countsText(result: InspectResult): string {
   const r = result.report;
   const entries = r.bundles.reduce((n, b) => n + b.entries.length, 0);
   const images = r.offloadBinaries.reduce((n, run) => n + run.images.length, 0);
   const parts = [`${r.bundles.length} bundle${r.bundles.length === 1 ? "" : "s"}`, `${entries} entr${entries === 1 ? "y" : "ies"}`];
   if (images > 0) parts.push(`${images} offload image${images === 1 ? "" : "s"}`);
-  return `${parts.join(", ")} in ${formatBytes(r.size)} (${r.container}); read ${formatBytes(result.bytesRead)} in ${result.reads} reads (${Math.round(result.readMilliseconds)} ms), ${Math.round(result.milliseconds)} ms in all (${result.engine} engine)`;
+  return `${parts.join(", ")} in ${formatBytes(r.size)} (${r.container})`;
+}
+
+function statusText(result: InspectResult): string {
+  return `${countsText(result)}; read ${formatBytes(result.bytesRead)} in ${result.reads} reads (${Math.round(result.readMilliseconds)} ms), ${Math.round(result.milliseconds)} ms in all (${result.engine} engine)`;
 }
 
 /**
@@ -549,7 +564,7 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
   // For tests and the benchmark: when the first file's totals were painted, from the files being chosen.
   document.body.dataset.summaryMs ??= String(Math.round(performance.now() - runStarted));
   // The rows, a slice of time at a time (100,000 entries take longer than a frame).
-  const rows = rowsOf(r, item.file.name, new Set(result.sizes.processors.map((p) => p.id)));
+  const rows = rowsOf(r, item.name, new Set(result.sizes.processors.map((p) => p.id)));
   let steps = 0;
   let largestStep = 0;
   for (let done = false; !done;) {
@@ -585,19 +600,72 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
   if (item.rows.length > 0) {
     const expand = element("button", { type: "button", className: "expand-all" }, "Expand all");
     expand.addEventListener("click", () => void expandAll(item, expand));
-    item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.file.name)}-matching.zip`);
+    item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.name)}-matching.zip`);
     item.zipMatches.hidden = true;
-    item.pruneRefusal = await pruneRefusal(item.file);
-    section.append(element("div", { className: "file-actions" }, expand,
-      zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.file.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
+    if (item.member !== undefined) {
+      item.zipMatches = undefined;
+      section.append(element("div", { className: "file-actions" }, expand, element("span", { className: "note member-downloads" }, `Entry, zip and pruned downloads: ${MEMBER_DOWNLOAD_REFUSAL}.`)));
+    } else {
+      item.pruneRefusal = await pruneRefusal(item.file);
+      section.append(element("div", { className: "file-actions" }, expand,
+        zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
+    }
   }
   paintListing(item);
   if (item.listing !== undefined) section.append(item.listing);
   paintFileVerdict(item);
   status.className = "status done";
-  status.textContent = statusText(result);
+  status.textContent = item.member !== undefined ? memberStatusText(result) : statusText(result);
   // For tests and the benchmark: the file is read once at most (bytes read never above its size).
-  section.dataset.bytesRead = String(result.bytesRead);
+  if (item.member === undefined) section.dataset.bytesRead = String(result.bytesRead);
+  bar.hidden = true;
+}
+
+function memberStatusText(result: InspectResult): string {
+  return `${countsText(result)}; a member of the package, read from it in the worker`;
+}
+
+/**
+ * A package: a section per member with device code inside the package's section (named `package!member`,
+ * as `offload-kit ls` names them), each drawn as a file is, so the summary, verdict and find take them in;
+ * the members without device code counted.
+ */
+async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElement, bar: HTMLProgressElement): Promise<void> {
+  const { section, file } = item;
+  // The package's item keeps its place (its report is its members'); the members follow it in `shown`.
+  item.package = pkg;
+  const at = shown.indexOf(item) + 1;
+  const w = pkg.package;
+  const quiet = w.members - pkg.members.length;
+  section.classList.add("package");
+  section.dataset.package = w.format;
+  section.dataset.members = String(w.members);
+  section.dataset.withoutDeviceCode = String(quiet);
+  if (pkg.codecError !== undefined) section.append(element("div", { className: "error" }, `Compressed data cannot be read here: ${pkg.codecError.message}`));
+  section.append(element("p", { className: "package-counts" },
+    `${w.format} package: ${formatCount(w.members)} member${w.members === 1 ? "" : "s"}${w.containers > 1 ? ` in ${formatCount(w.containers)} containers` : ""}, ` +
+    `${formatCount(pkg.members.length)} with device code, ${formatCount(quiet)} without${w.links > 0 ? `; ${formatCount(w.links)} links not followed` : ""}`));
+  if (pkg.problems.length > 0) {
+    section.append(element("h3", {}, "Problems"), element("ul", { className: "problems" },
+      ...pkg.problems.map((p) => element("li", { dataset: { code: p.code } }, `${memberDisplayPath([pkg.name, ...p.path.slice(1)])} at ${hex(p.offset)}: ${p.message} [${p.code}]`))));
+  }
+  const members: Shown[] = [];
+  for (const m of pkg.members) {
+    const name = m.report.path;
+    const memberStatus = element("p", { className: "status busy" }, "Drawing…");
+    const memberBar = element("progress", { className: "bar", hidden: true });
+    const verdictLine = element("p", { className: "verdict-line", hidden: true });
+    const memberSection = element("section", { className: "file member", dataset: { name, member: m.member.join("!") } }, element("h3", {}, breakable(name)), memberStatus, verdictLine);
+    section.append(memberSection);
+    const member: Shown = { file, name, member: m.member, package: pkg, section: memberSection, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [] };
+    shown.splice(at + members.length, 0, member);
+    members.push(member);
+    // Its read statistics are the package's (members are not read from the File one by one).
+    await renderResult(member, { ...m, bytesRead: 0, reads: 0, readMilliseconds: 0, milliseconds: 0, engine: pkg.engine }, memberStatus, memberBar);
+  }
+  status.className = "status done";
+  status.textContent = `${formatCount(pkg.members.length)} of ${formatCount(w.members)} members with device code; read ${formatBytes(pkg.bytesRead)} in ${pkg.reads} reads, ${Math.round(pkg.milliseconds)} ms in all (${pkg.engine} engine)`;
+  section.dataset.bytesRead = String(pkg.bytesRead);
   bar.hidden = true;
 }
 
@@ -607,18 +675,26 @@ async function inspectFile(file: File): Promise<void> {
   const verdictLine = element("p", { className: "verdict-line", hidden: true });
   const section = element("section", { className: "file", dataset: { name: file.name } }, element("h2", {}, breakable(file.name)), bar, status, verdictLine);
   filesView.append(section);
-  const item: Shown = { file, section, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [] };
+  const item: Shown = { file, name: file.name, section, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [] };
   shown.push(item);
   announce(`Reading ${file.name}`);
+  const onProgress = (p: InspectProgress) => {
+    const { text, value, max } = progressText(file, p);
+    status.textContent = text;
+    bar.max = max;
+    bar.value = value;
+  };
   try {
-    const result = await worker.inspect(file, {
-      onProgress: (p) => {
-        const { text, value, max } = progressText(file, p);
-        status.textContent = text;
-        bar.max = max;
-        bar.value = value;
-      },
-    });
+    // A package (told by its content, as `offload-kit ls` tells it) is walked member by member.
+    const pkg = await worker.inspectPackage(file, { onProgress });
+    if (pkg !== undefined) {
+      await renderPackage(item, pkg, status, bar);
+      offerChoices();
+      await refilter();
+      announce(`${file.name}: ${status.textContent}`);
+      return;
+    }
+    const result = await worker.inspect(file, { onProgress });
     await renderResult(item, result, status, bar);
     offerChoices();
     await refilter();
@@ -639,10 +715,17 @@ async function inspectFile(file: File): Promise<void> {
  * than a frame.
  */
 async function reportJson(): Promise<string[]> {
-  const files: (LocationJson | { path: string; error: { code: string; message: string } })[] = [];
+  const files: (LocationJson | { path: string; error: { code: string; message: string } } | object)[] = [];
   for (const item of shown) {
-    if (item.result !== undefined) files.push(item.result.report);
-    else if (item.error !== undefined) files.push({ path: item.file.name, error: item.error });
+    if (item.member !== undefined) continue;
+    const pkg = item.package;
+    if (pkg !== undefined) {
+      // As ls --json reports a package: its counts, the members with device code, the walk's problems.
+      const members = shown.filter((s) => s.package === pkg && s.member !== undefined && s.result !== undefined).map((s) => ({ ...s.result!.report, member: s.member! }));
+      const problems = pkg.problems.map((p) => ({ path: memberDisplayPath([pkg.name, ...p.path.slice(1)]), member: p.path.slice(1), code: p.code, message: p.message, offset: p.offset }));
+      files.push({ path: pkg.name, package: pkg.package, members, problems });
+    } else if (item.result !== undefined) files.push(item.result.report);
+    else if (item.error !== undefined) files.push({ path: item.name, error: item.error });
   }
   const chunks = await jsonText({ files }, ROW_BUDGET_MS, nextFrame);
   chunks.push("\n");
@@ -667,7 +750,7 @@ async function reportBlob(): Promise<Blob> {
 }
 
 document.getElementById("save-json")!.addEventListener("click", async () => {
-  saveBlob(await reportBlob(), shown.length === 1 ? `${fileStem(shown[0]!.file.name)}.ls.json` : "offload-kit-ls.json");
+  saveBlob(await reportBlob(), shown.length === 1 ? `${fileStem(shown[0]!.name)}.ls.json` : "offload-kit-ls.json");
   announce("Saved the report");
 });
 document.getElementById("copy-json")!.addEventListener("click", async () => {

@@ -1,0 +1,150 @@
+// The inspector page on packages (issue 18), in Debian's Chromium: a wheel (zip, deflate members) and a
+// .tar.gz made here from the host fixtures are walked in the worker (src/browser/packages.ts), each member
+// with device code shown as `package!member` (summary, GPU verdict and find over them), the members
+// without device code counted; the report the page saves is what `offload-kit ls --json` prints for the
+// same package, byte for byte. Entry downloads are not offered for members (said on the page).
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { CHROMIUM, launchChromium, servePage } from "./chromium.js";
+import type { Launched, Served } from "./chromium.js";
+import { HOSTS, tarEntry, tarOf } from "../packages/build.js";
+import { nativeTool } from "../native.js";
+import { HANG_MS } from "../limits.js";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const KIT = join(ROOT, "dist/bin/offload-kit.js");
+const ZIP = nativeTool("zip");
+
+function kit(args: string[], cwd: string) {
+  const run = spawnSync(KIT, args, { encoding: "utf8", maxBuffer: 1 << 28, cwd });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members with device code as package!member", () => {
+  let served: Served;
+  let browser: Launched;
+  let page: Page;
+  let dir: string;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "offload-kit-inspector-pkg-"));
+    served = await servePage();
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    page.on("pageerror", (e) => pageErrors.push(e.message));
+    await page.addInitScript(() => {
+      delete (window as unknown as { showSaveFilePicker?: unknown }).showSaveFilePicker;
+    });
+  }, HANG_MS);
+
+  afterAll(async () => {
+    await browser?.close();
+    await served?.stop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function open(files: string[]): Promise<void> {
+    await page.goto(served.url);
+    await page.setInputFiles("#file-input", files);
+    await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
+  }
+
+  async function savedReport(): Promise<string> {
+    const [event] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), page.click("#save-json")]);
+    return readFileSync(await event.path()).toString("utf8");
+  }
+
+  /** What the page shows per member section: its name, entries (as ID list) and verdict line. */
+  async function members() {
+    return page.$$eval("section.file.member", (sections) => sections.map((s) => ({
+      name: (s as HTMLElement).dataset.name!,
+      device: s.querySelector(".stat.device .stat-detail")?.textContent ?? "",
+      downloads: s.querySelectorAll("button.download").length,
+      refused: s.querySelectorAll(".member-download").length,
+    })));
+  }
+
+  it("a .tar.gz: members named pkg!member, the rest counted, the saved report is ls --json's; GPU verdict and find over the members", async () => {
+    const tgz = join(dir, "lib.tar.gz");
+    writeFileSync(tgz, gzipSync(tarOf([
+      tarEntry("lib/app", readFileSync(join(HOSTS, "app"))),
+      tarEntry("lib/fat.o", readFileSync(join(HOSTS, "fat.o"))),
+      tarEntry("doc/readme", Buffer.from("no device code\n")),
+    ])));
+    const ls = kit(["ls", "--json", "lib.tar.gz"], dir);
+    expect(ls.status, ls.stderr).toBe(0);
+    const want = JSON.parse(ls.stdout).files[0];
+    await open([tgz]);
+    const pkg = page.locator("section.file.package");
+    expect(await pkg.getAttribute("data-package")).toBe(want.package.format);
+    expect(Number(await pkg.getAttribute("data-members"))).toBe(want.package.members);
+    expect(Number(await pkg.getAttribute("data-without-device-code"))).toBe(want.package.members - want.members.length);
+    expect(await page.textContent(".package-counts")).toContain("2 with device code, 1 without");
+    const shown = await members();
+    expect(shown.map((m) => m.name)).toEqual(want.members.map((m: any) => m.path));
+    expect(shown.map((m) => m.name)).toEqual(["lib.tar.gz!lib/app", "lib.tar.gz!lib/fat.o"]);
+    for (const m of shown) {
+      expect(m.device, m.name).toMatch(/bytes, [\d.<]+% of the /);
+      // Downloads are refused, plainly, not offered as buttons that fail.
+      expect(m.downloads, m.name).toBe(0);
+    }
+    expect(await page.textContent("section.file.member .member-downloads")).toContain("not offered for members of a package yet");
+    // Entries opened: a row per entry ls --json lists, with the refusal where the download would be.
+    await page.locator("section.file.member").first().locator("details.bundle summary").first().click();
+    await expect.poll(() => page.locator("section.file.member").first().locator("tr.entry").count()).toBe(want.members[0].bundles[0].entries.length);
+    expect(await page.locator("section.file.member").first().locator("tr.entry .member-download").count()).toBe(want.members[0].bundles[0].entries.length);
+    // The report: byte for byte what ls --json prints for the package (run where the package is, by its name).
+    expect(await savedReport()).toBe(ls.stdout);
+
+    // A GPU: the members are judged as check judges each file, and counted in the page's summary.
+    const deviceIds: string[] = want.members.flatMap((m: any) => m.bundles.flatMap((b: any) => b.entries.map((e: any) => e.id as string)).concat(m.offloadBinaries.flatMap((r: any) => r.images.map((i: any) => `${i.triple}-${i.arch}`))))
+      .filter((id: string) => !id.startsWith("host-"));
+    expect(deviceIds.length).toBeGreaterThan(0);
+    await page.fill("#gpu", "gfx906");
+    await page.waitForFunction(() => (document.getElementById("gpu-summary")?.textContent ?? "").endsWith("gfx906"));
+    const lines = await page.$$eval("section.file.member .verdict-line", (l) => l.map((x) => ({ hidden: (x as HTMLElement).hidden, text: x.textContent ?? "" })));
+    expect(lines).toHaveLength(2);
+    for (const l of lines) {
+      expect(l.hidden).toBe(false);
+      expect(l.text).toMatch(/^(OK|FAIL): /);
+    }
+    await page.fill("#gpu", "");
+    // Find: a search over the members' entries.
+    await page.fill("#search", "gfx90a");
+    const matching = want.members.map((m: any) => m.bundles.flatMap((b: any) => b.entries).filter((e: any) => e.id.includes("gfx90a")).length);
+    await page.waitForFunction((n) => Array.from(document.querySelectorAll("section.file.member .match-count")).map((x) => x.textContent ?? "").join("|") === n,
+      matching.map((n: number, i: number) => `${n} of ${want.members[i].bundles.reduce((k: number, b: any) => k + b.entries.length, 0)} entries match`).join("|"));
+    await page.fill("#search", "");
+    expect(pageErrors).toEqual([]);
+  }, HANG_MS * 2);
+
+  it.skipIf(ZIP === undefined)("a wheel (zip, deflate members): the same, and a plain file beside it still reads as a file", async () => {
+    const stage = join(dir, "wheel");
+    mkdirSync(join(stage, "pkg/lib"), { recursive: true });
+    copyFileSync(join(HOSTS, "app"), join(stage, "pkg/lib/app"));
+    copyFileSync(join(HOSTS, "libboth.a"), join(stage, "pkg/lib/libboth.a"));
+    writeFileSync(join(stage, "pkg/__init__.py"), "# nothing here\n");
+    const zipped = spawnSync(ZIP!, ["-q", "-r", "../pkg-1.0-py3-none-linux_x86_64.whl", "pkg"], { cwd: stage, encoding: "utf8" });
+    expect(zipped.status, zipped.stderr).toBe(0);
+    copyFileSync(join(HOSTS, "fat.o"), join(dir, "fat.o"));
+    const ls = kit(["ls", "--json", "pkg-1.0-py3-none-linux_x86_64.whl", "fat.o"], dir);
+    expect(ls.status, ls.stderr).toBe(0);
+    const want = JSON.parse(ls.stdout).files;
+    expect(want[0].package.format).toBe("zip");
+    await open([join(dir, "pkg-1.0-py3-none-linux_x86_64.whl"), join(dir, "fat.o")]);
+    expect((await members()).map((m) => m.name)).toEqual(want[0].members.map((m: any) => m.path));
+    expect(want[0].members.map((m: any) => m.member.join("!"))).toEqual(["pkg/lib/app", "pkg/lib/libboth.a"]);
+    expect(Number(await page.getAttribute("section.file.package", "data-without-device-code"))).toBe(1);
+    // The plain file is shown as before, its entries downloadable.
+    const plain = page.locator('section.file[data-name="fat.o"]');
+    expect(await plain.locator(".member-downloads").count()).toBe(0);
+    expect(await savedReport()).toBe(ls.stdout);
+    expect(pageErrors).toEqual([]);
+  }, HANG_MS * 2);
+});
