@@ -13,6 +13,10 @@
 //      over 50 ms (PerformanceObserver 'longtask'), in how many messages the result came and the most
 //      items one carried, the row-building steps; then a search over the 100,000 rows, its longest task.
 //      OFFLOAD_KIT_BENCH_ONLY=many runs only this part (no library needed);
+//   1d. a Debian package (default: librocrand1's .deb from /var/cache/apt/archives, or
+//      OFFLOAD_KIT_BENCH_DEB=...): dropped on the page (walked in the worker: ar, xz- or zstd-compressed
+//      data.tar, each member inspected) against `offload-kit sizes` of it (median of 3 each), and the
+//      members the page shows. OFFLOAD_KIT_BENCH_ONLY=deb runs only this part;
 //   2. what one read of a Blob slice costs in a Worker: FileReaderSync (what BlobSource.read uses) against
 //      slice().arrayBuffer(), for 4 KiB, 64 KiB and 1 MiB at random offsets of the same file.
 // Run: npm run build && node bench/browser.mjs   (saves bench/results/browser.json)
@@ -31,6 +35,59 @@ const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ONLY_MANY = process.env.OFFLOAD_KIT_BENCH_ONLY === "many";
+const ONLY_DEB = process.env.OFFLOAD_KIT_BENCH_ONLY === "deb";
+
+/** The .deb of part 1d, or undefined when there is none. */
+function debFile() {
+  if (process.env.OFFLOAD_KIT_BENCH_DEB !== undefined) return process.env.OFFLOAD_KIT_BENCH_DEB;
+  const dir = "/var/cache/apt/archives";
+  const found = existsSync(dir) ? readdirSync(dir).filter((f) => /^librocrand1_.*\.deb$/.test(f)).sort() : [];
+  return found.length > 0 ? join(dir, found.at(-1)) : undefined;
+}
+
+/** 1d: a .deb in the page against `offload-kit sizes` (see the top). */
+async function debTiming(server) {
+  const file = debFile();
+  if (file === undefined || !existsSync(file)) {
+    console.log("1d skipped: no librocrand1 .deb in /var/cache/apt/archives (apt-get download librocrand1, or OFFLOAD_KIT_BENCH_DEB=...)");
+    return undefined;
+  }
+  const cli = [];
+  for (let i = 0; i < 3; i++) {
+    const t = Date.now();
+    const run = spawnSync(ours("offload-kit"), ["sizes", file], { stdio: "ignore" });
+    if (run.status !== 0) throw new Error(`offload-kit sizes ${file} exited with ${run.status}`);
+    cli.push(Date.now() - t);
+  }
+  const page = [];
+  let shown;
+  for (let i = 0; i < 3; i++) {
+    const profile = mkdtempSync(join(tmpdir(), "offload-kit-bench-chromium-"));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: ARGS });
+    try {
+      const p = await context.newPage();
+      await p.goto(server.url);
+      await p.waitForFunction(() => document.body.dataset.started === "1");
+      await p.setInputFiles("#file-input", file);
+      await p.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: 300_000 });
+      page.push(Number(await p.evaluate(() => document.body.dataset.lastRunMs)));
+      shown = await p.evaluate(() => {
+        const pkg = document.querySelector("section.file.package");
+        return {
+          members: Number(pkg?.dataset.members ?? 0),
+          withDeviceCode: Array.from(document.querySelectorAll("section.file.member")).map((s) => s.dataset.name),
+          bytesRead: Number(pkg?.dataset.bytesRead ?? 0),
+        };
+      });
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }
+  const deb = { file, size: statSync(file).size, cliMs: median(cli), pageMs: median(page), cliRuns: cli, pageRuns: page, ...shown };
+  console.log(`${file} (${deb.size} bytes): page ${deb.pageMs} ms, offload-kit sizes ${deb.cliMs} ms (${(deb.pageMs / deb.cliMs).toFixed(2)}x); ${deb.withDeviceCode.length} of ${deb.members} members with device code`);
+  return deb;
+}
 
 /** 1c: a 100,000-entry bundle, over fresh pages (see the top). */
 async function manyEntries(server) {
@@ -124,6 +181,21 @@ async function manyEntries(server) {
     gpuLongestMs: { median: median(out.map((r) => r.gpuLongestMs)), max: Math.max(...out.map((r) => r.gpuLongestMs)) },
     perRun: out,
   };
+}
+
+if (ONLY_DEB) {
+  if (!existsSync("/usr/bin/chromium")) {
+    console.log("skipped: needs /usr/bin/chromium");
+    process.exit(0);
+  }
+  const server = await serve();
+  try {
+    const deb = await debTiming(server);
+    if (deb !== undefined) saveResults("browser-deb", deb);
+  } finally {
+    server.stop();
+  }
+  process.exit(0);
 }
 
 if (ONLY_MANY) {
@@ -291,6 +363,9 @@ let compressed;
 // 1c. A 100,000-entry bundle.
 const many = await manyEntries(server);
 
+// 1d. A Debian package.
+const deb = await debTiming(server);
+
 // 2. One read of a Blob slice in a worker.
 const profile = mkdtempSync(join(tmpdir(), "offload-kit-bench-chromium-"));
 const context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: ARGS });
@@ -336,6 +411,7 @@ const summary = {
   zip,
   compressed,
   many: { ...many, perRun: undefined },
+  deb,
   reads,
 };
 console.log(JSON.stringify(summary, null, 2));
