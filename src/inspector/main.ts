@@ -644,7 +644,7 @@ async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElemen
   if (pkg.codecError !== undefined) section.append(element("div", { className: "error" }, `Compressed data cannot be read here: ${pkg.codecError.message}`));
   section.append(element("p", { className: "package-counts" },
     `${w.format} package: ${formatCount(w.members)} member${w.members === 1 ? "" : "s"}${w.containers > 1 ? ` in ${formatCount(w.containers)} containers` : ""}, ` +
-    `${formatCount(pkg.members.length)} with device code, ${formatCount(quiet)} without${w.links > 0 ? `; ${formatCount(w.links)} links not followed` : ""}`));
+    `${formatCount(pkg.members.length)} with device code, ${formatCount(quiet)} without${w.links > 0 ? `; ${formatCount(w.links)} link${w.links === 1 ? "" : "s"} not followed` : ""}`));
   if (pkg.problems.length > 0) {
     section.append(element("h3", {}, "Problems"), element("ul", { className: "problems" },
       ...pkg.problems.map((p) => element("li", { dataset: { code: p.code } }, `${memberDisplayPath([pkg.name, ...p.path.slice(1)])} at ${hex(p.offset)}: ${p.message} [${p.code}]`))));
