@@ -664,7 +664,7 @@ async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElemen
     await renderResult(member, { ...m, bytesRead: 0, reads: 0, readMilliseconds: 0, milliseconds: 0, engine: pkg.engine }, memberStatus, memberBar);
   }
   status.className = "status done";
-  status.textContent = `${formatCount(pkg.members.length)} of ${formatCount(w.members)} members with device code; read ${formatBytes(pkg.bytesRead)} in ${pkg.reads} reads, ${Math.round(pkg.milliseconds)} ms in all (${pkg.engine} engine)`;
+  status.textContent = `${formatCount(pkg.members.length)} of ${formatCount(w.members)} members with device code; read ${formatBytes(pkg.bytesRead)} in ${pkg.reads} read${pkg.reads === 1 ? "" : "s"}, ${Math.round(pkg.milliseconds)} ms in all (${pkg.engine} engine)`;
   section.dataset.bytesRead = String(pkg.bytesRead);
   bar.hidden = true;
 }
