@@ -142,17 +142,20 @@ export class OffloadKitWorker {
     return reply.result;
   }
 
-  /** One entry's bytes (decompressed for an entry of a compressed bundle or a compressed offload image). */
-  async extract(file: Blob, ref: EntryRef): Promise<Uint8Array> {
-    return (await this.extractWithStats(file, ref)).bytes;
+  /**
+   * One entry's bytes (decompressed for an entry of a compressed bundle or a compressed offload image);
+   * with `member`, an entry of that member of the package `file` is (as inspectPackage named it).
+   */
+  async extract(file: Blob, ref: EntryRef, options: { member?: readonly string[] } = {}): Promise<Uint8Array> {
+    return (await this.extractWithStats(file, ref, options)).bytes;
   }
 
   /**
    * extract(), with what it cost: a compressed bundle this worker decoded for an earlier request on the same
    * file is kept (bounded, src/browser/inspect.ts DecodedBundles), and then `decoded` is 0.
    */
-  async extractWithStats(file: Blob, ref: EntryRef): Promise<{ bytes: Uint8Array } & ExtractStats> {
-    const reply = await this.request({ op: "extract", file, ref });
+  async extractWithStats(file: Blob, ref: EntryRef, options: { member?: readonly string[] } = {}): Promise<{ bytes: Uint8Array } & ExtractStats> {
+    const reply = await this.request({ op: "extract", file, ref, ...(options.member !== undefined ? { member: options.member } : {}) });
     if (reply.op !== "extracted") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return { bytes: reply.bytes, ...reply.stats };
   }

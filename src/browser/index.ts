@@ -10,7 +10,7 @@ export type { InspectRequestOptions, OffloadKitWorkerOptions } from "./client.js
 export { BROWSER_MAX_DECOMPRESSED, DecodedBundles, inspectSource, openCompressedInMemory, readEntry } from "./inspect.js";
 export type { BrowserReadOptions, DecodeProgress, EntryRef, InspectOptions, InspectProgress, Inspection, OpenCompressedOptions } from "./inspect.js";
 export type { ExtractStats, InspectResult, PackageMemberResult, PackageResult, PruneReply, PrunedPart, WorkerFailure } from "./protocol.js";
-export { browserDecoders, inspectPackage } from "./packages.js";
+export { browserDecoders, inspectPackage, readPackageMember } from "./packages.js";
 export type { PackageInspection, PackageMemberInspection } from "./packages.js";
 export { serveWorker } from "./worker.js";
 export type { WorkerScope } from "./worker.js";

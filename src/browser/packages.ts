@@ -88,6 +88,34 @@ export interface PackageInspection {
   readonly problems: readonly PackageProblem[];
 }
 
+/** Thrown from onMember to end a walk once the member sought is found. */
+class FoundMember {
+  constructor(readonly source: ByteSource) {}
+}
+
+/**
+ * The member of package `source` at `member` (its path inside it, as PackageMemberInspection gives it), in
+ * memory; the package is walked again up to it (members are not kept between requests). NO_SUCH_MEMBER
+ * when the package has no such member, or `source` is not a package.
+ */
+export async function readPackageMember(source: ByteSource, name: string, member: readonly string[], options: { readonly maxMemberSize?: number } = {}): Promise<ByteSource> {
+  const wanted = member.join("\0");
+  try {
+    await walkPackage(source, name, {
+      decoders: browserDecoders(),
+      spooler: memorySpooler(options.maxMemberSize ?? BROWSER_MAX_DECOMPRESSED),
+      onMember: ({ path, source: found }) => {
+        if (path.slice(1).join("\0") === wanted) throw new FoundMember(found);
+      },
+      onProblem: () => {},
+    });
+  } catch (e) {
+    if (e instanceof FoundMember) return e.source;
+    throw e;
+  }
+  throw new OffloadKitError("NO_SUCH_MEMBER", `${memberDisplayPath([name, ...member])}: no such member in the package`);
+}
+
 /**
  * Walks `source` if it is a package and inspects each member; undefined when it is not a package (then
  * `inspectSource` is the answer).

@@ -11,7 +11,8 @@ export type WorkerRequest =
   | { readonly id: number; readonly op: "inspect"; readonly file: Blob; readonly name: string }
   /** The file walked as a package (src/browser/packages.ts inspectPackage) when its content is one. */
   | { readonly id: number; readonly op: "inspect-package"; readonly file: Blob; readonly name: string }
-  | { readonly id: number; readonly op: "extract"; readonly file: Blob; readonly ref: EntryRef }
+  /** An entry's bytes; with `member`, of that member of the package `file` is (its path inside it, as inspect-package gave it). */
+  | { readonly id: number; readonly op: "extract"; readonly file: Blob; readonly ref: EntryRef; readonly member?: readonly string[] }
   /** `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it. */
   | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[] };
 

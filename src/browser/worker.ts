@@ -17,7 +17,8 @@ import type { PruneReply, PrunedPart, WorkerFailure, WorkerReply, WorkerRequest 
 import { OffloadKitError } from "../engine/errors.js";
 import { planPrune } from "../prune/index.js";
 import { splitResult } from "./report-parts.js";
-import { inspectPackage } from "./packages.js";
+import { inspectPackage, readPackageMember } from "./packages.js";
+import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
 
 export interface WorkerScope {
@@ -49,6 +50,21 @@ async function codecs(): Promise<{ codecs?: Codecs; error?: WorkerFailure }> {
  * recently used.
  */
 const decoded = new DecodedBundles();
+
+/**
+ * The package member last read for a download (a package is walked again to reach a member: the next
+ * download from the same member, or a zip of its entries, reads it from here).
+ */
+let lastMember: { key: string; source: ByteSource } | undefined;
+
+async function memberSource(file: Blob, reads: BlobSource, member: readonly string[]): Promise<{ key: string; source: ByteSource }> {
+  const key = `${fileKey(file)}${member.join("\0")}\0`;
+  if (lastMember?.key === key) return lastMember;
+  lastMember = undefined;
+  const named = file as Partial<File>;
+  lastMember = { key, source: await readPackageMember(reads, named.name ?? "blob", member) };
+  return lastMember;
+}
 
 /** What names a file across requests (each request carries its own Blob object). */
 function fileKey(file: Blob): string {
@@ -89,11 +105,19 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
   try {
     const loaded = await codecs();
     if (request.op === "extract") {
-      const source = new BlobSource(request.file);
       let decodes = 0;
       const onDecode = (d: DecodeProgress) => {
         if (d.decoded === d.total) decodes++;
       };
+      if (request.member !== undefined) {
+        const reads = new BlobSource(request.file);
+        const member = await memberSource(request.file, reads, request.member);
+        // A copy: a plain entry would otherwise be a view of the whole member, and transferring it would detach the member kept.
+        const bytes = readEntry(member.source, request.ref, { codecs: loaded.codecs, cache: decoded, key: member.key, onDecode }).slice();
+        scope.postMessage({ id, op: "extracted", bytes, stats: { bytesRead: reads.bytesRead, decoded: decodes } }, [bytes.buffer as ArrayBuffer]);
+        return;
+      }
+      const source = new BlobSource(request.file);
       const bytes = readEntry(source, request.ref, { codecs: loaded.codecs, cache: decoded, key: fileKey(request.file), onDecode });
       scope.postMessage({ id, op: "extracted", bytes, stats: { bytesRead: source.bytesRead, decoded: decodes } }, [bytes.buffer as ArrayBuffer]);
       return;

@@ -92,18 +92,18 @@ function errorText(e: unknown): string {
 async function entryBytes(item: Shown, row: Row): Promise<Blob | Uint8Array<ArrayBuffer>> {
   // A plain entry is a slice of the file itself: nothing is read into memory. The rest (entries of
   // compressed bundles, compressed images) the worker decodes, once per bundle (it keeps them).
-  if (row.range !== undefined) return item.file.slice(row.range.offset, row.range.offset + row.range.size);
-  const { bytes, bytesRead, decoded } = await worker.extractWithStats(item.file, row.ref);
+  // A package member's entries are read by the worker from the member (the package walked again to reach it).
+  if (row.range !== undefined && item.member === undefined) return item.file.slice(row.range.offset, row.range.offset + row.range.size);
+  const { bytes, bytesRead, decoded } = await worker.extractWithStats(item.file, row.ref, item.member !== undefined ? { member: item.member } : {});
   // For tests and the benchmark: what the last decoded download cost the worker.
   document.body.dataset.lastExtract = JSON.stringify({ bytesRead, decoded });
   return bytes as Uint8Array<ArrayBuffer>;
 }
 
-/** Why an entry of a package member cannot be saved here (members are read in the worker, not kept). */
-const MEMBER_DOWNLOAD_REFUSAL = "downloads are not offered for members of a package yet: offload-kit extract reads them from the package";
+/** Why a package member is not offered pruned (prune edits a file; the page does not rebuild the package). */
+const MEMBER_PRUNE_REFUSAL = "not offered for members of a package yet: offload-kit prune edits files, not a member inside a package";
 
-function downloadButton(item: Shown, row: Row): HTMLElement {
-  if (item.member !== undefined) return element("span", { className: "note member-download", title: MEMBER_DOWNLOAD_REFUSAL }, "not offered");
+function downloadButton(item: Shown, row: Row): HTMLButtonElement {
   const what = row.kind === "entry" ? `bundle ${row.bundle} entry ${row.index}` : `offload image ${row.index}`;
   const button = element("button", { className: "download", type: "button", title: `save as ${row.name}`, ariaLabel: `Download ${row.id} (${what} of ${item.name})` }, "download");
   button.addEventListener("click", async () => {
@@ -602,14 +602,9 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
     expand.addEventListener("click", () => void expandAll(item, expand));
     item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.name)}-matching.zip`);
     item.zipMatches.hidden = true;
-    if (item.member !== undefined) {
-      item.zipMatches = undefined;
-      section.append(element("div", { className: "file-actions" }, expand, element("span", { className: "note member-downloads" }, `Entry, zip and pruned downloads: ${MEMBER_DOWNLOAD_REFUSAL}.`)));
-    } else {
-      item.pruneRefusal = await pruneRefusal(item.file);
-      section.append(element("div", { className: "file-actions" }, expand,
-        zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
-    }
+    item.pruneRefusal = item.member !== undefined ? MEMBER_PRUNE_REFUSAL : await pruneRefusal(item.file);
+    section.append(element("div", { className: "file-actions" }, expand,
+      zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
   }
   paintListing(item);
   if (item.listing !== undefined) section.append(item.listing);

@@ -2,7 +2,8 @@
 // .tar.gz made here from the host fixtures are walked in the worker (src/browser/packages.ts), each member
 // with device code shown as `package!member` (summary, GPU verdict and find over them), the members
 // without device code counted; the report the page saves is what `offload-kit ls --json` prints for the
-// same package, byte for byte. Entry downloads are not offered for members (said on the page).
+// same package, byte for byte. A member's entries download (the worker walks the package again to the
+// member), one by one and as a zip; pruned downloads are refused for members, saying why.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { HANG_MS } from "../limits.js";
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KIT = join(ROOT, "dist/bin/offload-kit.js");
 const ZIP = nativeTool("zip");
+const UNZIP = nativeTool("unzip");
 /** librocrand1's .deb when apt has it cached (not installed by CI: the case skips without it). */
 const APT_CACHE = "/var/cache/apt/archives";
 const ROCRAND_DEB = existsSync(APT_CACHE) ? readdirSync(APT_CACHE).filter((f) => /^librocrand1_.*_amd64\.deb$/.test(f)).sort().at(-1) : undefined;
@@ -58,6 +60,11 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
   }
 
+  async function download(click: () => Promise<void>): Promise<{ name: string; bytes: Buffer }> {
+    const [event] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), click()]);
+    return { name: event.suggestedFilename(), bytes: readFileSync(await event.path()) };
+  }
+
   async function savedReport(): Promise<string> {
     const [event] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), page.click("#save-json")]);
     return readFileSync(await event.path()).toString("utf8");
@@ -68,8 +75,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     return page.$$eval("section.file.member", (sections) => sections.map((s) => ({
       name: (s as HTMLElement).dataset.name!,
       device: s.querySelector(".stat.device .stat-detail")?.textContent ?? "",
-      downloads: s.querySelectorAll("button.download").length,
-      refused: s.querySelectorAll(".member-download").length,
+      prune: (s.querySelector("button.prune") as HTMLButtonElement | null)?.title ?? "",
     })));
   }
 
@@ -94,14 +100,33 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     expect(shown.map((m) => m.name)).toEqual(["lib.tar.gz!lib/app", "lib.tar.gz!lib/fat.o"]);
     for (const m of shown) {
       expect(m.device, m.name).toMatch(/bytes, [\d.<]+% of the /);
-      // Downloads are refused, plainly, not offered as buttons that fail.
-      expect(m.downloads, m.name).toBe(0);
+      // Pruned downloads are refused, saying why (the package is not rebuilt).
+      expect(m.prune, m.name).toContain("not offered for members of a package yet");
     }
-    expect(await page.textContent("section.file.member .member-downloads")).toContain("not offered for members of a package yet");
-    // Entries opened: a row per entry ls --json lists, with the refusal where the download would be.
-    await page.locator("section.file.member").first().locator("details.bundle summary").first().click();
-    await expect.poll(() => page.locator("section.file.member").first().locator("tr.entry").count()).toBe(want.members[0].bundles[0].entries.length);
-    expect(await page.locator("section.file.member").first().locator("tr.entry .member-download").count()).toBe(want.members[0].bundles[0].entries.length);
+    // Entries opened: a row per entry ls --json lists; a download is the member's bytes at the entry
+    // (the member is the fixture, so the bytes are the fixture's at ls --json's offset).
+    const app = readFileSync(join(HOSTS, "app"));
+    const first = page.locator("section.file.member").first();
+    await first.locator("details.bundle summary").first().click();
+    const entries = want.members[0].bundles[0].entries;
+    await expect.poll(() => first.locator("tr.entry").count()).toBe(entries.length);
+    const e = entries[1];
+    expect(e.size).toBeGreaterThan(0);
+    const saved = await download(() => first.locator("tr.entry").nth(1).locator("button.download").click());
+    expect(saved.bytes.equals(app.subarray(e.offset, e.offset + e.size))).toBe(true);
+    // Everything of the member as a zip: every entry, each with the fixture's bytes (unzip -p).
+    if (UNZIP !== undefined) {
+      const zip = await download(() => first.locator("button.zip").first().click());
+      const zipPath = join(dir, "member.zip");
+      writeFileSync(zipPath, zip.bytes);
+      expect(spawnSync(UNZIP, ["-tq", zipPath], { encoding: "utf8" }).status).toBe(0);
+      const names = spawnSync(UNZIP, ["-Z1", zipPath], { encoding: "utf8" }).stdout.trim().split("\n");
+      const all = want.members[0].bundles.flatMap((b: any) => b.entries);
+      expect(names).toHaveLength(all.length + want.members[0].offloadBinaries.reduce((n: number, r: any) => n + r.images.length, 0));
+      const plain = want.members[0].bundles[0];
+      const bytes = spawnSync(UNZIP, ["-p", zipPath, names[1]!], { maxBuffer: 1 << 26 }).stdout as Buffer;
+      expect(bytes.equals(app.subarray(plain.entries[1].offset, plain.entries[1].offset + plain.entries[1].size))).toBe(true);
+    }
     // The report: byte for byte what ls --json prints for the package (run where the package is, by its name).
     expect(await savedReport()).toBe(ls.stdout);
 
@@ -146,7 +171,19 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     expect(Number(await page.getAttribute("section.file.package", "data-without-device-code"))).toBe(1);
     // The plain file is shown as before, its entries downloadable.
     const plain = page.locator('section.file[data-name="fat.o"]');
-    expect(await plain.locator(".member-downloads").count()).toBe(0);
+    expect(await plain.count()).toBe(1);
+    expect(await plain.locator("button.prune").getAttribute("title")).not.toContain("members of a package");
+    // A member of the wheel (deflated): an entry of libboth.a's first bundle, as offload-kit extract of the
+    // unpacked archive gives it (the fixture's bytes at ls --json's offset, in the archive member).
+    const both = want[0].members[1];
+    const member = page.locator("section.file.member").nth(1);
+    await member.locator("details.bundle summary").first().click();
+    await expect.poll(() => member.locator("tr.entry").count()).toBe(both.bundles[0].entries.length);
+    const k = both.bundles[0].entries.findIndex((x: any) => x.size > 0);
+    const got = await download(() => member.locator("tr.entry").nth(k).locator("button.download").click());
+    const unpacked = JSON.parse(kit(["ls", "--json", join(stage, "pkg/lib/libboth.a")], dir).stdout).files[0].bundles[0].entries[k];
+    expect(unpacked.size).toBe(got.bytes.length);
+    expect(got.bytes.equals(readFileSync(join(HOSTS, "libboth.a")).subarray(unpacked.offset, unpacked.offset + unpacked.size))).toBe(true);
     expect(await savedReport()).toBe(ls.stdout);
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
@@ -166,6 +203,19 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     expect(saved.files[0].package.spooledToDisk).toBe(0);
     const unspooled = (report: any) => ({ ...report, files: report.files.map((f: any) => ({ ...f, package: { ...f.package, spooledToDisk: undefined, largestSpooled: undefined } })) });
     expect(unspooled(saved)).toEqual(unspooled(JSON.parse(ls.stdout)));
+    // An entry downloaded from the member (the 25 MB library decoded from data.tar.xz again, in the worker)
+    // is the installed library's bytes at ls --json's offset, when the installed one is this very file.
+    const installed = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
+    const lib = want.members.find((m: any) => m.path.endsWith("!usr/lib/x86_64-linux-gnu/librocrand.so.1.1"));
+    if (lib !== undefined && existsSync(installed) && readFileSync(installed).length === lib.size) {
+      const member = page.locator("section.file.member").first();
+      await member.locator("details.bundle summary").first().click();
+      const k = lib.bundles[0].entries.findIndex((x: any) => x.size > 0);
+      await member.locator("tr.entry").nth(k).waitFor();
+      const got = await download(() => member.locator("tr.entry").nth(k).locator("button.download").click());
+      const e = lib.bundles[0].entries[k];
+      expect(got.bytes.equals(readFileSync(installed).subarray(e.offset, e.offset + e.size))).toBe(true);
+    }
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
 });
