@@ -3,7 +3,8 @@
 // with device code shown as `package!member` (summary, GPU verdict and find over them), the members
 // without device code counted; the report the page saves is what `offload-kit ls --json` prints for the
 // same package, byte for byte. A member's entries download (the worker walks the package again to the
-// member), one by one and as a zip; pruned downloads are refused for members, saying why.
+// member), one by one and as a zip; pruned downloads are refused for members, saying why; axe-core finds
+// nothing serious.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -149,6 +150,19 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     await page.waitForFunction((n) => Array.from(document.querySelectorAll("section.file.member .match-count")).map((x) => x.textContent ?? "").join("|") === n,
       matching.map((n: number, i: number) => `${n} of ${want.members[i].bundles.reduce((k: number, b: any) => k + b.entries.length, 0)} entries match`).join("|"));
     await page.fill("#search", "");
+    // Accessible as a file's section is: axe-core, light and dark, with a member's bundle open and a GPU typed.
+    const axe = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+    for (const dark of [false, true]) {
+      await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
+      await page.fill("#gpu", "gfx906");
+      await page.evaluate(axe);
+      const violations = await page.evaluate(async () => {
+        const result = await (window as unknown as { axe: { run(o: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ["violations"] });
+        return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
+      });
+      expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical"), dark ? "dark" : "light").toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: "light" });
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
 
