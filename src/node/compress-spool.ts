@@ -3,11 +3,12 @@
  * plan needs every compressed fat binary's size before the ELF layout is known): each bundle becomes one
  * CCOB, framed as the in-memory path frames it (one zstd frame up to SINGLE_FRAME_MAX, ZSTD_FRAME_CHUNK
  * frames above; src/bundler/compressed.ts `compressBundleBytes`), so the bytes are the same. The frames of
- * every bundle go to the worker pool (src/node/compress-pool.ts) in one stream, so the two workers compress
- * one bundle while the next is read and the last written, and only the frames in flight are held: for
- * librocsparse0 (111 fat binaries, 1.3 GB) memory stays near four frames instead of the whole compressed
- * section (measured: README, prune section). The file lives in a temporary folder registered with
- * src/process/temporaries.ts, so a signal removes it.
+ * every bundle go to the worker pool (src/node/compress-pool.ts) in one stream, so the workers compress
+ * two bundles at once while this thread reads and hashes the next, and the compressed results wait in the
+ * file instead of memory (librocsparse0, 111 fat binaries, 1.3 GB: figures in the README's prune section;
+ * what remains of the peak is the frames in flight, up to four of 32 MiB, and what the threads' allocators
+ * keep; capping the bytes in flight at 32 MiB saved only 7%, measured, so the pool's own bound is kept).
+ * The file lives in a temporary folder registered with src/process/temporaries.ts, so a signal removes it.
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
