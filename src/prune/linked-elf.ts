@@ -10,7 +10,8 @@
  * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain
  * bundle is its new header and ranges of the input (./plan.ts `planSource`); a CCOB to prune and a plain
  * bundle to compress are read, one at a time, while planning, and only the (compressed) result is kept
- * until it is written; a CCOB to decompress is decoded while planning for its size and again when written
+ * until it is written (in Node, compress hands every plain bundle to a BundleCompressor, which compresses
+ * them on worker threads into a temporary file instead); a CCOB to decompress is decoded while planning for its size and again when written
  * (`decodedWhenRead`). The plan returned copies every other byte from the input.
  *
  * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
@@ -23,7 +24,8 @@ import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { outputPieces, planHipFatbinRewriteOf } from "../elf-edit/rewrite.js";
 import type { FatbinBundle } from "../elf-edit/hip-fatbin.js";
-import { compressBundleFile, decompressBundleFile, planBinaryBundlePrune, pruneBundleFile } from "./bundle-file.js";
+import type { CompressionSettings } from "../bundler/compressed.js";
+import { compressBundleFile, decompressBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile } from "./bundle-file.js";
 import type { CompressContext } from "./containers.js";
 import { placeText } from "./outcome.js";
 import { planReplaceInBundle, replaceInBundleBytes } from "./replace.js";
@@ -130,11 +132,57 @@ function decodedWhenRead(plain: Uint8Array, decode: () => Uint8Array | undefined
 }
 
 /**
+ * Compresses every bundle given (each into one CCOB, as `compressBundleFile` would) and returns a source
+ * over each result, in order: how a front end with threads and files compresses a library's fat binaries
+ * in parallel without holding them (src/node/compress-spool.ts).
+ */
+export type BundleCompressor = (bundles: readonly { readonly source: ByteSource; readonly settings: CompressionSettings }[]) => ByteSource[];
+
+let bundleCompressor: BundleCompressor | undefined;
+
+/**
+ * Runs `run` with `compressor` compressing linked libraries' fat binaries. A scope rather than a context
+ * field because the commands build their contexts through the browser-safe API (./index.ts) and only the
+ * Node file layer (./node.ts) owns temporary files and worker threads.
+ */
+export function withBundleCompressor<T>(compressor: BundleCompressor, run: () => T): T {
+  const outer = bundleCompressor;
+  bundleCompressor = compressor;
+  try {
+    return run();
+  } finally {
+    bundleCompressor = outer;
+  }
+}
+
+/**
+ * Compress with a BundleCompressor: the fat binaries are listed and checked first (a pass of the editor
+ * that changes nothing), compressed all at once, then packed.
+ */
+function compressedBundles(source: ByteSource, ctx: CompressContext, where: string, compressor: BundleCompressor): (bundle: FatbinBundle) => ByteSource | undefined {
+  const todo: { index: number; source: ByteSource; settings: CompressionSettings }[] = [];
+  planHipFatbinRewriteOf(source, {
+    bundles: (bundle) => {
+      if (bundle.format !== "bundle") return undefined;
+      const plan = planCompressBundleFile(bundle.source, { version: ctx.version, level: ctx.level }, placeText(ctx.name, bundlePlace(bundle, where)));
+      if (plan?.compress !== undefined) todo.push({ index: bundle.index, source: bundle.source, settings: plan.compress });
+      return undefined;
+    },
+  });
+  const results = compressor(todo);
+  const byIndex = new Map(todo.map((t, i) => [t.index, results[i]]));
+  return (bundle) => byIndex.get(bundle.index);
+}
+
+/**
  * The edit of a linked ELF file, planned from the source: every fat binary edited, then packed by the
  * ELF editor. "unchanged" when no fat binary changes.
  */
 export function planLinkedElf(operation: LinkedElfOperation, source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan | "unchanged" {
-  const rewrite = planHipFatbinRewriteOf(source, { bundles: (bundle) => editBundle(operation, bundle, ctx, where) });
+  const edit = operation === "compress" && bundleCompressor !== undefined
+    ? compressedBundles(source, ctx as CompressContext, where, bundleCompressor)
+    : (bundle: FatbinBundle) => editBundle(operation, bundle, ctx, where);
+  const rewrite = planHipFatbinRewriteOf(source, { bundles: edit });
   if (rewrite.bundles.every((b) => !b.replaced)) return "unchanged";
   const pieces = outputPieces(rewrite).map((piece): Piece =>
     piece.kind === "bytes" ? { bytes: piece.bytes }

@@ -7,7 +7,8 @@
  * executable library stays executable; `--in-place` keeps the file's mode). Plans (./plan.ts) are written
  * by copying input ranges through the engine window and compressing on worker threads, so a plain bundle
  * file is never held whole. `--dry-run` plans every edit and writes nothing (a compress dry run compresses
- * in memory to know the size).
+ * in memory to know the size). A linked library's fat binaries are compressed on worker threads into a
+ * temporary file while planning (src/node/compress-spool.ts), removed once the output is written.
  */
 import { chmodSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -16,12 +17,14 @@ import { OffloadKitError } from "../engine/errors.js";
 import { engine } from "../engine/select.js";
 import type { ByteSource } from "../engine/source.js";
 import { CompressingWriter } from "../node/compress.js";
+import { CompressedSpool } from "../node/compress-spool.js";
 import { copyRange } from "../node/copy.js";
 import { fileError } from "../node/errors.js";
 import { FileSource } from "../node/file-source.js";
 import { withOutputs } from "../node/output.js";
 import type { OutputFile } from "../node/output.js";
 import type { PlannedEdit } from "./index.js";
+import { withBundleCompressor } from "./linked-elf.js";
 import { materialize } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
 
@@ -144,6 +147,14 @@ function writePlan(plan: OutputPlan, source: ByteSource, out: OutputFile): void 
   }
 }
 
+/** Runs `plan` with a spool for the fat binaries it compresses; the spool is closed by the caller after writing. */
+function planSpooled<P>(plan: () => P, spool: { current?: CompressedSpool }): P {
+  return withBundleCompressor((bundles) => {
+    spool.current ??= new CompressedSpool();
+    return spool.current.compressAll(bundles);
+  }, plan);
+}
+
 /**
  * Plans every input's edit with `plan` and writes the outputs all or none. In a dry run every input is
  * tried and failures are reported per file; otherwise the first failure throws and nothing is written.
@@ -160,9 +171,11 @@ export function editFiles<P extends PlannedEdit>(
   if (destination.kind === "dry-run") {
     const edits = inputs.map((input): FileEdit<P> => {
       let source: FileSource | undefined;
+      const spool: { current?: CompressedSpool } = {};
       try {
         source = openInput(input, false).source;
-        const planned = plan(source, input);
+        const opened = source;
+        const planned = planSpooled(() => plan(opened, input), spool);
         const p = planned.plan;
         const outputSize = p === undefined ? source.size : p.compress === undefined ? p.size : materialize(p, source, codecs).length;
         return { input, output: undefined, planned, outputSize };
@@ -172,6 +185,7 @@ export function editFiles<P extends PlannedEdit>(
         throw error;
       } finally {
         source?.close();
+        spool.current?.close();
       }
     });
     check?.(edits.filter((e) => e.error === undefined));
@@ -181,10 +195,11 @@ export function editFiles<P extends PlannedEdit>(
     const edits = inputs.map((input, i): FileEdit<P> => {
       const output = outputs[i]!;
       const { source, mode } = openInput(input, destination.kind === "in-place");
+      const spool: { current?: CompressedSpool } = {};
       try {
         let planned: P;
         try {
-          planned = plan(source, input);
+          planned = planSpooled(() => plan(source, input), spool);
         } catch (e) {
           throw withName(input, e);
         }
@@ -205,6 +220,7 @@ export function editFiles<P extends PlannedEdit>(
         return { input, output, planned, outputSize };
       } finally {
         source.close();
+        spool.current?.close();
       }
     });
     check?.(edits);

@@ -5,10 +5,12 @@
 // number of fat binaries as the original, each with exactly the expected entries, byte-identical (it
 // hashes every payload, decoding CCOBs with libzstd).
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
+import { nodeCodecs } from "../../src/node/codecs.js";
+import { transformWith } from "../../src/prune/index.js";
 import { CASES, Workshop, keepEntries, standinTools } from "../elf-edit/standin.js";
 import { HANG_MS } from "../limits.js";
 
@@ -100,6 +102,28 @@ describe.skipIf(!available)("offload-kit prune/compress/decompress on linked HIP
     copyFileSync(original, inPlace);
     ok("prune", "--keep=gfx90a", "--in-place", inPlace);
     expect(Buffer.compare(readFileSync(inPlace), readFileSync(pruned))).toBe(0);
+  }, HANG_MS);
+
+  // compress spools the compressed fat binaries into a temporary folder (src/node/compress-spool.ts): a dry
+  // run and a real one agree on the size, the output is what the in-memory path makes, and nothing is left.
+  it("compress leaves no temporary file, and its dry run, its output and the in-memory path agree", () => {
+    const c = CASES[4];
+    const original = shop.program(c, "spool");
+    const tmp = join(shop.dir, "private-tmp");
+    mkdirSync(tmp, { recursive: true });
+    const env = { ...process.env, TMPDIR: tmp };
+    const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: HANG_MS, env });
+    const dry = run("compress", "--dry-run", "--json", original);
+    expect(dry.stderr).toBe("");
+    const compressed = `${original}.compressed`;
+    const real = run("compress", original, "-o", compressed);
+    expect(real.stderr).toBe("");
+    expect(real.status).toBe(0);
+    expect(statSync(compressed).size).toBe(JSON.parse(dry.stdout).files[0].outputSize);
+    // Node 24 may keep its compile cache in TMPDIR; only our own folders count.
+    expect(readdirSync(tmp).filter((name) => name.startsWith("offload-kit-"))).toEqual([]);
+    const inMemory = transformWith(readFileSync(original), { codecs: nodeCodecs }, "compress");
+    expect(Buffer.compare(readFileSync(compressed), inMemory.output)).toBe(0);
   }, HANG_MS);
 });
 
