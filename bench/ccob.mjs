@@ -112,7 +112,7 @@ rows.push(["extract 24 CCOBs (12 MiB each), in turn vs ahead", sectionTiming["in
   (sectionTiming["in turn"].median / sectionTiming.ahead.median).toFixed(2), "-", "-", "(ours vs ours)"]);
 
 // Library measurements behind the README's choice (in-process, one run each after a warm-up).
-const { nodeCodecs } = await import("../dist/node/codecs.js");
+const { nodeCodecs } = await import("../dist/compress/node/codecs.js");
 const { createMD5 } = await import("hash-wasm");
 const data = readFileSync(a).subarray(0, 64 * MiB);
 const md5 = await createMD5();

@@ -13,12 +13,12 @@ const bins = ["offload-bundler", "offload-packager", "offload-wrapper", "offload
 
 rmSync(`${root}dist/bin`, { recursive: true, force: true });
 await build({
-  // Explicit output names: from two source folders esbuild would otherwise nest them (bin/, node/).
+  // Explicit output names: from two source folders esbuild would otherwise nest them (bin/, bundler/node/, compress/node/).
   entryPoints: [
     ...bins.map((b) => ({ in: `${root}src/bin/${b}.ts`, out: `${b}.main` })),
     { in: `${root}src/process/launch.ts`, out: "launch" },
-    { in: `${root}src/node/batch-worker.ts`, out: "batch-worker" },
-    { in: `${root}src/node/compress-worker.ts`, out: "compress-worker" },
+    { in: `${root}src/bundler/node/batch-worker.ts`, out: "batch-worker" },
+    { in: `${root}src/compress/node/compress-worker.ts`, out: "compress-worker" },
   ],
   outdir: `${root}dist/bin`,
   bundle: true,

@@ -2,7 +2,7 @@
 import { processIO, invokedName } from "../cli/io.js";
 import { runBundler } from "../cli/offload-bundler.js";
 import { mayNeedZstd } from "../cli/zstd-preload.js";
-import { loadNodeCodecs } from "../node/codecs.js";
+import { loadNodeCodecs } from "../compress/node/codecs.js";
 import { runCommand } from "../process/run.js";
 
 await runCommand(async ({ argv1, args }) => {

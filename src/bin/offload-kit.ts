@@ -2,7 +2,7 @@
 import { invokedName, processIO } from "../cli/io.js";
 import { runOffloadKit } from "../cli/offload-kit.js";
 import { mayNeedZstd } from "../cli/zstd-preload.js";
-import { loadNodeCodecs } from "../node/codecs.js";
+import { loadNodeCodecs } from "../compress/node/codecs.js";
 import { runCommand } from "../process/run.js";
 
 await runCommand(async ({ argv1, args, stderrIsTTY }) => {

@@ -1,6 +1,6 @@
 /**
  * Heterogeneous device archives (`-type=a -unbundle`): which bundle entries of which archive members
- * go into which per-target archive, under what name. Pure: the Node front end (src/node/archive.ts)
+ * go into which per-target archive, under what name. Pure: the Node front end (src/bundler/node/archive.ts)
  * reads the members and writes the archives.
  *
  * Follows OffloadBundler::UnbundleArchive and CheckHeterogeneousArchive in

@@ -5,7 +5,7 @@
  * into a sink, the -verbose report lines, and the OffloadBundlerConfig environment variables.
  *
  * Frames: LLVM writes the whole bundle as one zstd frame. We do the same up to ZSTD_FRAME_CHUNK and cut
- * larger bundles into one frame per chunk (compressed in parallel in Node, see src/node/compress.ts).
+ * larger bundles into one frame per chunk (compressed in parallel in Node, see src/compress/node/compress.ts).
  * ZSTD_decompress, which LLVM calls, decodes concatenated frames as one stream, so LLVM 19 and 22 read
  * these files (test/differential/ccob-native.test.ts). Level 3 without long-distance matching keeps a
  * 2 MiB window, so 8 MiB chunks cost little in ratio.

@@ -1,6 +1,6 @@
 /**
  * `offload-bundler`: a drop-in for clang-offload-bundler 19. The flags, checks, messages and exit
- * codes are the native tool's (spec bundler.md §1); the work is done by src/node/bundler.ts.
+ * codes are the native tool's (spec bundler.md §1); the work is done by src/bundler/node/jobs.ts.
  * Documented differences: -list prints IDs in file order; a failure leaves no partial output; where
  * the native tool crashes or writes a corrupt file we print an error.
  */
@@ -10,8 +10,8 @@ import type { BundlerOptions } from "../bundler/options.js";
 import { compressionConfig, formatTimerReport } from "../bundler/compressed.js";
 import type { TimerLine } from "../bundler/compressed.js";
 import { CompressionMethod } from "../formats/ccob.js";
-import { bundleFiles, listBundle, unbundleFile } from "../node/bundler.js";
-import type { VerboseSink } from "../node/decompress.js";
+import { bundleFiles, listBundle, unbundleFile } from "../bundler/node/jobs.js";
+import type { VerboseSink } from "../compress/node/decompress.js";
 import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
 import { flagValue, listValue, numberValue, parseCommandLine, stringValue } from "./args.js";
 import type { ParseResult } from "./args.js";

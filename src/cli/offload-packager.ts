@@ -1,6 +1,6 @@
 /**
  * `offload-packager`: a drop-in for clang-offload-packager 19. Flags, help, messages and exit codes are the
- * native tool's (spec offload-binary.md §4); the work is done by src/node/packager.ts.
+ * native tool's (spec offload-binary.md §4); the work is done by src/packager/node.ts.
  *
  * Like 19, it reads version 1 binaries only (`offload-kit extract` reads versions 2 and 3 too). Documented
  * differences: a failure leaves no output at all (natively, files extracted before the failure stay); a generated output
@@ -10,7 +10,7 @@
 import { OffloadKitError } from "../engine/errors.js";
 import { llvmOffloadErrorText } from "../formats/offload-binary.js";
 import { utf8ToByteString } from "../formats/bytes.js";
-import { extractImages, packageImages } from "../node/packager.js";
+import { extractImages, packageImages } from "../packager/node.js";
 import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
 import { flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
 import type { CliIO } from "./io.js";

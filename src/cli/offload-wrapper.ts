@@ -11,7 +11,7 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import { utf8ToByteString } from "../formats/bytes.js";
-import { wrapFiles } from "../node/wrapper.js";
+import { wrapFiles } from "../wrapper/node.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { DEFAULT_TRIPLE_22 } from "../wrapper/index.js";
 import type { OffloadKind22 } from "../wrapper/index.js";

@@ -2,7 +2,7 @@
  * Whether a command line may need libzstd, so its bin can load it before the (synchronous) run:
  * -compress (or OFFLOAD_BUNDLER_COMPRESS=1), or an argument naming a file that starts with the CCOB
  * magic. Only a speed-up: a run that needs zstd without it being loaded gets it on a helper worker
- * (src/node/codecs.ts). Checking costs a stat and a 4-byte read per file-like argument.
+ * (src/compress/node/codecs.ts). Checking costs a stat and a 4-byte read per file-like argument.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { resolve } from "node:path";

@@ -1,7 +1,7 @@
 /**
  * The compression services a compressed offload bundle needs, as one browser-safe interface: zstd and
  * zlib (llvm::compression, llvm/lib/Support/Compression.cpp) and MD5 (llvm/lib/Support/MD5.cpp, for the
- * truncated hash). Two implementations: src/node/codecs.ts (node:zlib, node:crypto and the libzstd
+ * truncated hash). Two implementations: src/compress/node/codecs.ts (node:zlib, node:crypto and the libzstd
  * WebAssembly build) and src/compress/browser.ts (the same libzstd build, fflate, hash-wasm). Nothing
  * here compresses by itself: zstd and zlib are the libraries', never hand-written.
  */

@@ -2,7 +2,7 @@
  * "Will it run on my GPU": whether a GPU in a given configuration can load a bundle entry, under the
  * rules the offload runtimes apply (seed 000 "Target ID": a feature left out of the code object's target
  * ID is Any and loads either way; On loads only where the GPU has it on, Off only where it is off; the
- * processors must be the same, alternative names resolved). Pure: src/node/check.ts finds the entries.
+ * processors must be the same, alternative names resolved). Pure: src/inspect/node/check.ts finds the entries.
  *
  * Beyond the bundler's own matching (which is about requested targets, not devices):
  * - the GPU's configuration can leave a feature unsaid (`--gpu=gfx90a`). A device always runs with a

@@ -21,7 +21,7 @@
  * of a file, member or decompressed bundle; a compressed bundle at such a start is walked by the header
  * sizes of the compressed bundles that follow one another (src/formats/ccob.ts `walkCcobs`), as LLVM does.
  *
- * Compressed bundles are opened through `openCompressed` (src/node/decompress.ts in Node, the browser's
+ * Compressed bundles are opened through `openCompressed` (src/compress/node/decompress.ts in Node, the browser's
  * codecs elsewhere); without it they are reported as problems. Whatever cannot be read becomes a
  * problem with its offset and the walk goes on; only a failing read of the source itself throws.
  *

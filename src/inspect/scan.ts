@@ -59,7 +59,7 @@ export interface CompressedBundleInfo {
   readonly recalculatedHash?: string;
 }
 
-/** Decompresses one CCOB of the input (src/node/decompress.ts in Node); scan.ts itself stays browser-safe. */
+/** Decompresses one CCOB of the input (src/compress/node/decompress.ts in Node); scan.ts itself stays browser-safe. */
 export type OpenCompressed = (
   source: ByteSource,
   member: CcobMember,

@@ -1,6 +1,6 @@
 /**
  * What the package walker asks of its platform: stream decoders and somewhere to keep a member that
- * must be read at random (the locator's positioned reads). Node's are in src/node/package-io.ts; the
+ * must be read at random (the locator's positioned reads). Node's are in src/packages/node/io.ts; the
  * in-memory spooler here serves browsers and tests.
  */
 import type { ByteSource } from "../engine/source.js";

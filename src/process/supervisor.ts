@@ -59,7 +59,7 @@ export function supervise(program: URL): void {
     transferList: [channel.port2],
   });
 
-  // The worker's port, then one per worker it started (src/node/batch.ts), in the order they were announced.
+  // The worker's port, then one per worker it started (src/bundler/node/batch.ts), in the order they were announced.
   const ports: MessagePort[] = [channel.port1];
   const drain = (): void => {
     for (let i = 0; i < ports.length; i++) {

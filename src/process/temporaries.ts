@@ -59,7 +59,7 @@ export interface PortMessage {
 }
 
 /**
- * A link for a worker this thread starts (src/node/batch.ts), so the temporaries that worker creates are
+ * A link for a worker this thread starts (src/bundler/node/batch.ts), so the temporaries that worker creates are
  * known to the supervisor too; undefined without a supervisor. The worker passes it to reportTemporariesTo.
  */
 export function linkForWorker(): TemporariesLink | undefined {

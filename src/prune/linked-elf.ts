@@ -134,7 +134,7 @@ function decodedWhenRead(plain: Uint8Array, decode: () => Uint8Array | undefined
 /**
  * Compresses every bundle given (each into one CCOB, as `compressBundleFile` would) and returns a source
  * over each result, in order: how a front end with threads and files compresses a library's fat binaries
- * in parallel without holding them (src/node/compress-spool.ts).
+ * in parallel without holding them (src/compress/node/compress-spool.ts).
  */
 export type BundleCompressor = (bundles: readonly { readonly source: ByteSource; readonly settings: CompressionSettings }[]) => ByteSource[];
 

@@ -8,7 +8,7 @@
  * by copying input ranges through the engine window and compressing on worker threads, so a plain bundle
  * file is never held whole. `--dry-run` plans every edit and writes nothing (a compress dry run compresses
  * in memory to know the size). A linked library's fat binaries are compressed on worker threads into a
- * temporary file while planning (src/node/compress-spool.ts), removed once the output is written.
+ * temporary file while planning (src/compress/node/compress-spool.ts), removed once the output is written.
  */
 import { chmodSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -16,8 +16,8 @@ import type { Codecs } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { engine } from "../engine/select.js";
 import type { ByteSource } from "../engine/source.js";
-import { CompressingWriter } from "../node/compress.js";
-import { CompressedSpool } from "../node/compress-spool.js";
+import { CompressingWriter } from "../compress/node/compress.js";
+import { CompressedSpool } from "../compress/node/compress-spool.js";
 import { copyRange } from "../node/copy.js";
 import { fileError } from "../node/errors.js";
 import { FileSource } from "../node/file-source.js";

@@ -2,7 +2,7 @@
  * The offload wrapper as a library (browser-safe: nothing here imports node:*). `wrapImages` returns the
  * bitcode clang-offload-wrapper 14 or llvm-offload-wrapper 22 would write for the same images, byte for byte;
  * `wrapImagesText` the same module as LLVM assembly (.ll); `writeWrapper` streams the bitcode to a sink so an
- * image given as a random-access source (a file, in src/node/wrapper.ts) is never held whole.
+ * image given as a random-access source (a file, in src/wrapper/node.ts) is never held whole.
  *
  * Flavours:
  * - `"clang-offload-wrapper-14"` (default): OpenMP, `llvm.global_dtors`, priority 1. Give every image an

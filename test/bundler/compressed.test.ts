@@ -18,8 +18,8 @@ import type { Codecs } from "../../src/compress/codecs.js";
 import { walkZstdFrames } from "../../src/compress/zstd-frames.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import { CompressionMethod, parseCcobHeader, walkCcobs } from "../../src/formats/ccob.js";
-import { nodeCodecs, nodeCodecsUsing } from "../../src/node/codecs.js";
-import { platformHasZstd } from "../../src/node/zstd-native.js";
+import { nodeCodecs, nodeCodecsUsing } from "../../src/compress/node/codecs.js";
+import { platformHasZstd } from "../../src/compress/node/zstd-native.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/ccob/${name}`, import.meta.url)));

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
-import { extractFile } from "../../src/node/extract.js";
+import { extractFile } from "../../src/inspect/node/extract.js";
 import { ENGINE_KINDS, makeEngine, randomBytes, rng } from "../engines.js";
 import { buildElf64, fatbin } from "../inspect/elf-builder.js";
 import { hasNative, runNative } from "../native.js";

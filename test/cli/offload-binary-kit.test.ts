@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { runPackager } from "../../src/cli/offload-packager.js";
 import { writeOffloadBinaryMulti } from "../../src/formats/offload-binary.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
 import { runInDir, scratchDir } from "./harness.js";
 
 const fixtures = new URL("../fixtures/offload-binary/", import.meta.url).pathname;

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runBundler } from "../../src/cli/offload-bundler.js";
 import { ZSTD_FRAME_CHUNK } from "../../src/bundler/compressed.js";
-import { SINGLE_FRAME_MAX } from "../../src/node/compress.js";
+import { SINGLE_FRAME_MAX } from "../../src/compress/node/compress.js";
 import { walkZstdFrames } from "../../src/compress/zstd-frames.js";
 import { parseCcobHeader } from "../../src/formats/ccob.js";
 import { runInDir } from "../cli/harness.js";

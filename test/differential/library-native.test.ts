@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { locate } from "../../src/inspect/locate.js";
-import { extractFile } from "../../src/node/extract.js";
+import { extractFile } from "../../src/inspect/node/extract.js";
 import { withFile } from "../../src/node/file-source.js";
 import { hasNative, runNative } from "../native.js";
 import { HANG_MS } from "../limits.js";

@@ -21,7 +21,7 @@ import { parseBinaryBundle } from "../../src/formats/bundle.js";
 import { readExact } from "../../src/engine/source.js";
 import { locate } from "../../src/inspect/locate.js";
 import { withFile } from "../../src/node/file-source.js";
-import { loadNodeCodecs } from "../../src/node/codecs.js";
+import { loadNodeCodecs } from "../../src/compress/node/codecs.js";
 import type { Codecs } from "../../src/compress/codecs.js";
 import { pruneWith, transformWith } from "../../src/prune/index.js";
 import type { PruneResult } from "../../src/prune/index.js";

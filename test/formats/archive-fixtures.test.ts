@@ -10,7 +10,7 @@ import { runBundler } from "../../src/cli/offload-bundler.js";
 import { validateBundlerOptions } from "../../src/bundler/options.js";
 import { readArchive } from "../../src/formats/archive.js";
 import { latin1Decode } from "../../src/formats/bytes.js";
-import { unbundleArchive } from "../../src/node/archive.js";
+import { unbundleArchive } from "../../src/bundler/node/archive.js";
 import { runInDir } from "../cli/harness.js";
 import { ENGINE_KINDS, makeEngine } from "../engines.js";
 

@@ -12,8 +12,8 @@ import {
 import { latin1Decode } from "../../src/formats/bytes.js";
 import { objdumpOffloading } from "../../src/inspect/objdump.js";
 import { scanOffloadBinaries } from "../../src/inspect/scan.js";
-import { codecDecompressor } from "../../src/node/packager-codecs.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
+import { codecDecompressor } from "../../src/compress/node/packager-codecs.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
 import { collectOffloadImages } from "../../src/packager/collect.js";
 import {
   extractedFileName, imageFiles, imageKindFor, imageOffloadKind, llvmSplit, matchesFilter, packagerStringData, parseImageArguments,

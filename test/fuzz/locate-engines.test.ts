@@ -12,8 +12,8 @@ import { writeOffloadBinary } from "../../src/formats/offload-binary.js";
 import { writeTextBundle } from "../../src/formats/text-bundle.js";
 import { locate } from "../../src/inspect/locate.js";
 import type { LocateOptions, Location } from "../../src/inspect/locate.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
-import { decompressMember } from "../../src/node/decompress.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
+import { decompressMember } from "../../src/compress/node/decompress.js";
 import { makeEngine, randomBytes, rng, setU64 } from "../engines.js";
 import { buildElf64, fatbin } from "../inspect/elf-builder.js";
 

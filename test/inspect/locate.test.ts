@@ -10,8 +10,8 @@ import { OFFLOAD_BINARY_MAGIC_BYTES, writeOffloadBinary } from "../../src/format
 import { writeTextBundle } from "../../src/formats/text-bundle.js";
 import { locate } from "../../src/inspect/locate.js";
 import type { LocateOptions, Location } from "../../src/inspect/locate.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
-import { decompressMember } from "../../src/node/decompress.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
+import { decompressMember } from "../../src/compress/node/decompress.js";
 import { ENGINE_KINDS, makeEngine, rng, randomBytes } from "../engines.js";
 import { buildElf64, fatbin } from "./elf-builder.js";
 

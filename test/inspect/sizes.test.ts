@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { locate } from "../../src/inspect/locate.js";
 import { fileSizes, processorOf, totalSizes } from "../../src/inspect/sizes.js";
-import { decompressMember } from "../../src/node/decompress.js";
+import { decompressMember } from "../../src/compress/node/decompress.js";
 import { ENGINE_KINDS, makeEngine } from "../engines.js";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/hosts/${name}`, import.meta.url)));

@@ -10,7 +10,7 @@ import { readTextBundle, writeTextBundle } from "../../src/formats/text-bundle.j
 import { parseOffloadBinaries, writeOffloadBinary } from "../../src/formats/offload-binary.js";
 import { objectBundleEntries } from "../../src/bundler/object-bundle.js";
 import { bytesSource } from "../../src/engine/source.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
 import { compress, decompress, prune, pruneWith, transformWith } from "../../src/prune/index.js";
 import { openLinkedElf, readHipFatbinLayout } from "../../src/elf-edit/index.js";

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync,
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
 import { transformWith } from "../../src/prune/index.js";
 import { CASES, Workshop, keepEntries, standinTools } from "../elf-edit/standin.js";
 import { HANG_MS } from "../limits.js";
@@ -104,7 +104,7 @@ describe.skipIf(!available)("offload-kit prune/compress/decompress on linked HIP
     expect(Buffer.compare(readFileSync(inPlace), readFileSync(pruned))).toBe(0);
   }, HANG_MS);
 
-  // compress spools the compressed fat binaries into a temporary folder (src/node/compress-spool.ts): a dry
+  // compress spools the compressed fat binaries into a temporary folder (src/compress/node/compress-spool.ts): a dry
   // run and a real one agree on the size, the output is what the in-memory path makes, and nothing is left.
   it("compress leaves no temporary file, and its dry run, its output and the in-memory path agree", () => {
     const c = CASES[4];

@@ -8,7 +8,7 @@ import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { writeTextBundle } from "../../src/formats/text-bundle.js";
 import { writeOffloadBinary } from "../../src/formats/offload-binary.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
 import { pruneWith, transformWith } from "../../src/prune/index.js";
 import { randomBytes, rng } from "../engines.js";
 

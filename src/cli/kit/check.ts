@@ -5,16 +5,16 @@
  * target ID (entries, bytes, verdict) followed by the detail (bundle or image index, offset, size) of
  * every entry. Exit 0 only when every input has device code that loads whichever way the features
  * `--gpu` leaves unstated are set; 1 otherwise; 2 on a usage error. Per-file errors and damage go to
- * stderr. Rules: src/inspect/check.ts; files: src/node/check.ts.
+ * stderr. Rules: src/inspect/check.ts; files: src/inspect/node/check.ts.
  */
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { CHECK_KINDS, describeCases, parseGpu } from "../../inspect/check.js";
 import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
-import { checkPathsWithPackages } from "../../node/check-package.js";
-import type { CheckedPackage } from "../../node/check-package.js";
-import type { CheckRun, CheckedEntry, CheckedInput } from "../../node/check.js";
+import { checkPathsWithPackages } from "../../packages/node/check.js";
+import type { CheckedPackage } from "../../packages/node/check.js";
+import type { CheckRun, CheckedEntry, CheckedInput } from "../../inspect/node/check.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning } from "../io.js";

@@ -3,7 +3,7 @@
  * plain bundles become compressed bundles (CCOB) with LLVM's parameters, in bundle files and in archives'
  * members (src/prune/). Also the shared shell of `offload-kit decompress` (./decompress.ts).
  */
-import { loadNodeCodecs } from "../../node/codecs.js";
+import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { planTransform } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";

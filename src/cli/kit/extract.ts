@@ -3,7 +3,7 @@
  * every entry of every bundle and every offload image in each file, wherever the file holds them (a bundle,
  * a compressed bundle, an executable's or library's `.hip_fatbin`, a fat object, `.llvm.offloading`, an
  * archive), written to `DIR/<file name>-<bundle index>-<entry ID>` and, for offload images,
- * clang-offload-packager's `DIR/<stem>-<triple>-<arch>.<n>.<ext>` (src/node/extract.ts).
+ * clang-offload-packager's `DIR/<stem>-<triple>-<arch>.<n>.<ext>` (src/inspect/node/extract.ts).
  *
  * An input with nothing to extract (or nothing the filters select) is an error, like an unreadable one;
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
@@ -11,12 +11,12 @@
  */
 import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
-import { checkNameCollisions, normaliseBatchTargets } from "../../node/batch.js";
+import { checkNameCollisions, normaliseBatchTargets } from "../../bundler/node/batch.js";
 import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
-import { extractSource } from "../../node/extract.js";
-import { forEachInput } from "../../node/packages.js";
+import { extractSource } from "../../inspect/node/extract.js";
+import { forEachInput } from "../../packages/node/inputs.js";
 import { flattenMemberPath } from "../../packages/names.js";
-import type { ExtractedOutput } from "../../node/extract.js";
+import type { ExtractedOutput } from "../../inspect/node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";

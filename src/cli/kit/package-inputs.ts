@@ -1,8 +1,8 @@
 /**
- * What ls, sizes, extract and check share for packages (src/node/packages.ts): the async guard, the
+ * What ls, sizes, extract and check share for packages (src/packages/node/inputs.ts): the async guard, the
  * package summary line, and problems named by member path.
  */
-import type { InputWalk } from "../../node/packages.js";
+import type { InputWalk } from "../../packages/node/inputs.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import { hex } from "./common.js";

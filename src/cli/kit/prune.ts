@@ -4,7 +4,7 @@
  * compressed bundles, archives, fat objects and offload binaries (src/prune/).
  */
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { loadNodeCodecs } from "../../node/codecs.js";
+import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
 import type { PlannedPrune, Selection } from "../../prune/index.js";

@@ -3,7 +3,7 @@
  * one code object swapped for another in a bundle file or in a linked ELF file's fat binary (src/prune/replace.ts).
  */
 import { readFileSync } from "node:fs";
-import { loadNodeCodecs } from "../../node/codecs.js";
+import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { bytesSource } from "../../engine/source.js";
 import { utf8ToByteString } from "../../formats/bytes.js";
 import { fileError } from "../../node/errors.js";

@@ -1,16 +1,16 @@
 /**
  * `offload-kit unbundle -targets=T1,T2 --out-dir=DIR [-type=t] FILE...`: batch unbundling, one
- * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/node/batch.ts). An input
+ * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/bundler/node/batch.ts). An input
  * that is not a bundle but holds some (a shared library, say) fails as the bundler fails, and the message
  * says where its bundles are and that `offload-kit extract` writes them.
  */
 import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { locate } from "../../inspect/locate.js";
-import { unbundleBatch } from "../../node/batch.js";
+import { unbundleBatch } from "../../bundler/node/batch.js";
 import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
 import { withFile } from "../../node/file-source.js";
-import type { BatchFileResult } from "../../node/batch.js";
+import type { BatchFileResult } from "../../bundler/node/batch.js";
 import { flagValue, listValue, numberValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import { ProgressBar } from "../progress.js";

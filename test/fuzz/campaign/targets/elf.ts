@@ -6,7 +6,7 @@
 import { bytesSource } from "../../../../src/engine/source.js";
 import { elfArchiveSymbols, findEmbeddedBitcode, listElfBundleEntries, openElf, sectionNames } from "../../../../src/formats/elf.js";
 import { archiveMemberSymbols } from "../../../../src/formats/symbols.js";
-import { memberBundleEntries } from "../../../../src/node/archive.js";
+import { memberBundleEntries } from "../../../../src/bundler/node/archive.js";
 import { attempt } from "../plain.js";
 import type { Rand } from "../rand.js";
 import type { Field, Sample } from "../sample.js";

@@ -4,8 +4,8 @@ import type { OffloadBinaries } from "../../../../src/formats/offload-binary.js"
 import { OffloadKitError } from "../../../../src/engine/errors.js";
 import { bytesSource } from "../../../../src/engine/source.js";
 import { concatBytes } from "../../../../src/formats/bytes.js";
-import { nodeCodecs } from "../../../../src/node/codecs.js";
-import { codecDecompressor } from "../../../../src/node/packager-codecs.js";
+import { nodeCodecs } from "../../../../src/compress/node/codecs.js";
+import { codecDecompressor } from "../../../../src/compress/node/packager-codecs.js";
 import { plain } from "../plain.js";
 import type { Rand } from "../rand.js";
 import { u16, u32, u64 } from "../sample.js";

@@ -14,28 +14,28 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { Md5Hasher } from "../compress/codecs.js";
-import { OffloadKitError } from "../engine/errors.js";
-import { bytesSource, readExact, readInto } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { CCOB_MIN_SIZE, isCompressedBundle, truncatedHash, walkCcobs } from "../formats/ccob.js";
-import type { CcobMember, CcobWalk } from "../formats/ccob.js";
+import type { Md5Hasher } from "../codecs.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { bytesSource, readExact, readInto } from "../../engine/source.js";
+import type { ByteSource } from "../../engine/source.js";
+import { CCOB_MIN_SIZE, isCompressedBundle, truncatedHash, walkCcobs } from "../../formats/ccob.js";
+import type { CcobMember, CcobWalk } from "../../formats/ccob.js";
 import {
   DEFAULT_MAX_DECOMPRESSED_SIZE,
   checkDeclaredSize,
   decodeCcobMember,
   formatDecompressionReport,
-} from "../bundler/compressed.js";
-import type { FrameDecoder, TimerLine } from "../bundler/compressed.js";
-import { CompressionMethod } from "../formats/ccob.js";
-import { walkZstdFrames } from "../compress/zstd-frames.js";
+} from "../../bundler/compressed.js";
+import type { FrameDecoder, TimerLine } from "../../bundler/compressed.js";
+import { CompressionMethod } from "../../formats/ccob.js";
+import { walkZstdFrames } from "../zstd-frames.js";
 import { framePool } from "./compress-pool.js";
 import type { FramePool } from "./compress-pool.js";
-import type { ScanOptions } from "../inspect/scan.js";
+import type { ScanOptions } from "../../inspect/scan.js";
 import { nodeCodecs } from "./codecs.js";
-import { fileError } from "./errors.js";
-import { FileSource } from "./file-source.js";
-import { temporaryFolder } from "./spool.js";
+import { fileError } from "../../node/errors.js";
+import { FileSource } from "../../node/file-source.js";
+import { temporaryFolder } from "../../node/spool.js";
 
 export interface DecompressedInput {
   /** The bytes to read bundles from. */

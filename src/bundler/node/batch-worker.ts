@@ -1,6 +1,6 @@
-/** A worker thread of src/node/batch.ts: unbundles the slices of inputs it is sent. */
+/** A worker thread of src/bundler/node/batch.ts: unbundles the slices of inputs it is sent. */
 import { parentPort, workerData } from "node:worker_threads";
-import { reportTemporariesTo } from "../process/temporaries.js";
+import { reportTemporariesTo } from "../../process/temporaries.js";
 import { unbundleOne } from "./batch.js";
 import type { WorkerReply, WorkerRequest, WorkerSetup } from "./batch.js";
 

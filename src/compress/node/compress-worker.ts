@@ -1,8 +1,8 @@
-/** A worker thread of src/node/compress-pool.ts: compresses chunks into zstd frames, or decodes frames. */
+/** A worker thread of src/compress/node/compress-pool.ts: compresses chunks into zstd frames, or decodes frames. */
 import { workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
-import { CodecError } from "../compress/codecs.js";
-import { loadZstd } from "../compress/zstd-wasm.js";
+import { CodecError } from "../codecs.js";
+import { loadZstd } from "../zstd-wasm.js";
 import { runFrameTask } from "./compress-pool.js";
 import { useNativeZstd } from "./zstd-native.js";
 import type { FrameReply, FrameTask } from "./compress-pool.js";

@@ -2,7 +2,7 @@
  * Compression in Node: node:zlib (zlib itself, as LLVM links it), node:crypto's MD5 (OpenSSL, the
  * fastest MD5 measured here: 706 MiB/s against 517 for hash-wasm, 502 for js-md5, 238 for spark-md5,
  * 82 for @noble/hashes; bench/ccob.mjs) and libzstd: node:zlib's where it has one (Node 22.15 and later,
- * src/node/zstd-native.ts), else the WebAssembly build (Node 20).
+ * src/compress/node/zstd-native.ts), else the WebAssembly build (Node 20).
  *
  * Every reader above is synchronous (openDecompressed is called from synchronous code, once per
  * archive member too), but libzstd loads asynchronously, and loading it costs ~15 ms that a run without
@@ -10,10 +10,10 @@
  * (src/bin/), and a synchronous call that comes before it has loaded runs on a helper worker thread
  * instead (compress-pool.ts runOnWorker), which is correct, only slower to start.
  */
-import { CodecError, ZLIB_ERRORS } from "../compress/codecs.js";
-import type { Codecs } from "../compress/codecs.js";
-import { loadZstd, zstdCompress, zstdDecompressFrame, zstdLoaded } from "../compress/zstd-wasm.js";
-import { cryptoModule, zlibModule } from "./builtins.js";
+import { CodecError, ZLIB_ERRORS } from "../codecs.js";
+import type { Codecs } from "../codecs.js";
+import { loadZstd, zstdCompress, zstdDecompressFrame, zstdLoaded } from "../zstd-wasm.js";
+import { cryptoModule, zlibModule } from "../../node/builtins.js";
 import { runOnWorker } from "./compress-pool.js";
 import { nativeZstdCompress, nativeZstdDecompressFrame, useNativeZstd } from "./zstd-native.js";
 import type { ZstdBackend } from "./zstd-native.js";

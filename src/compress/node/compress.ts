@@ -2,24 +2,24 @@
  * Writing a compressed offload bundle from Node (`-compress`; CompressedOffloadBundle::compress,
  * spec bundler.md §5): the uncompressed bundle is produced as a stream of writes, hashed with MD5 as it
  * goes, cut into ZSTD_FRAME_CHUNK pieces and compressed piece by piece (one zstd frame each; on worker
- * threads when the bundle is large, src/node/compress-pool.ts), so neither the bundle nor its inputs
+ * threads when the bundle is large, src/compress/node/compress-pool.ts), so neither the bundle nor its inputs
  * are ever held whole. The header, known only at the end, is written last over a placeholder.
  */
-import { OffloadKitError } from "../engine/errors.js";
-import type { ByteSource } from "../engine/source.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import type { ByteSource } from "../../engine/source.js";
 import {
   ZSTD_FRAME_CHUNK,
   checkVersionLimits,
   compressChunk,
   formatCompressionReport,
-} from "../bundler/compressed.js";
-import type { CompressionSettings } from "../bundler/compressed.js";
-import { CCOB_HEADER_SIZE, CompressionMethod, truncatedHash, writeCcobHeader } from "../formats/ccob.js";
+} from "../../bundler/compressed.js";
+import type { CompressionSettings } from "../../bundler/compressed.js";
+import { CCOB_HEADER_SIZE, CompressionMethod, truncatedHash, writeCcobHeader } from "../../formats/ccob.js";
 import { nodeCodecs } from "./codecs.js";
 import type { FramePool } from "./compress-pool.js";
 import { framePool } from "./compress-pool.js";
 import type { VerboseSink } from "./decompress.js";
-import type { OutputFile } from "./output.js";
+import type { OutputFile } from "../../node/output.js";
 
 /** What bundle writers need from their output; OutputFile and CompressingWriter both provide it. */
 export interface BundleSink {

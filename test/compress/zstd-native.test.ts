@@ -9,8 +9,8 @@ import { walkZstdFrames } from "../../src/compress/zstd-frames.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import { parseCcobHeader, walkCcobs } from "../../src/formats/ccob.js";
-import { nodeCodecsUsing } from "../../src/node/codecs.js";
-import { platformHasZstd, zstdBackend } from "../../src/node/zstd-native.js";
+import { nodeCodecsUsing } from "../../src/compress/node/codecs.js";
+import { platformHasZstd, zstdBackend } from "../../src/compress/node/zstd-native.js";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/ccob/${name}`, import.meta.url)));
 

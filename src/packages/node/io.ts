@@ -18,13 +18,13 @@ import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeSy
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Transform } from "node:stream";
-import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
-import { bytesSource } from "../engine/source.js";
-import type { Compression, Decoders, SpooledMember, Spooler } from "../packages/decoders.js";
-import { tooLarge } from "../packages/decoders.js";
-import { zlibModule } from "./builtins.js";
-import { fileError } from "./errors.js";
-import { concatBytes } from "../formats/bytes.js";
+import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
+import { bytesSource } from "../../engine/source.js";
+import type { Compression, Decoders, SpooledMember, Spooler } from "../decoders.js";
+import { tooLarge } from "../decoders.js";
+import { zlibModule } from "../../node/builtins.js";
+import { fileError } from "../../node/errors.js";
+import { concatBytes } from "../../formats/bytes.js";
 
 // Loaded when a decoder program is first run (start-up cost, as src/node/builtins.ts explains).
 const childProcess = (): typeof import("node:child_process") => createRequire(import.meta.url)("node:child_process");

@@ -3,7 +3,7 @@
  * plan needs every compressed fat binary's size before the ELF layout is known): each bundle becomes one
  * CCOB, framed as the in-memory path frames it (one zstd frame up to SINGLE_FRAME_MAX, ZSTD_FRAME_CHUNK
  * frames above; src/bundler/compressed.ts `compressBundleBytes`), so the bytes are the same. The frames of
- * every bundle go to the worker pool (src/node/compress-pool.ts) in one stream, so the workers compress
+ * every bundle go to the worker pool (src/compress/node/compress-pool.ts) in one stream, so the workers compress
  * two bundles at once while this thread reads and hashes the next, and the compressed results wait in the
  * file instead of memory (librocsparse0, 111 fat binaries, 1.3 GB: figures in the README's prune section;
  * what remains of the peak is the frames in flight, up to four of 32 MiB, and what the threads' allocators
@@ -12,18 +12,18 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { OffloadKitError } from "../engine/errors.js";
-import { readInto, sliceSource } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { ZSTD_FRAME_CHUNK, checkVersionLimits, compressChunk } from "../bundler/compressed.js";
-import type { CompressionSettings } from "../bundler/compressed.js";
-import { CCOB_HEADER_SIZE, CompressionMethod, truncatedHash, writeCcobHeader } from "../formats/ccob.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { readInto, sliceSource } from "../../engine/source.js";
+import type { ByteSource } from "../../engine/source.js";
+import { ZSTD_FRAME_CHUNK, checkVersionLimits, compressChunk } from "../../bundler/compressed.js";
+import type { CompressionSettings } from "../../bundler/compressed.js";
+import { CCOB_HEADER_SIZE, CompressionMethod, truncatedHash, writeCcobHeader } from "../../formats/ccob.js";
 import { nodeCodecs } from "./codecs.js";
 import { SINGLE_FRAME_MAX } from "./compress.js";
 import { framePool } from "./compress-pool.js";
-import { fileError } from "./errors.js";
-import { FileSource } from "./file-source.js";
-import { temporaryFolder } from "./spool.js";
+import { fileError } from "../../node/errors.js";
+import { FileSource } from "../../node/file-source.js";
+import { temporaryFolder } from "../../node/spool.js";
 
 export interface BundleToCompress {
   readonly source: ByteSource;

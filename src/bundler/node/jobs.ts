@@ -4,32 +4,32 @@
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Engine } from "../engine/engine.js";
-import { engine as defaultEngine } from "../engine/select.js";
-import { readExact } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { layoutBinaryBundle } from "../formats/bundle.js";
-import { detectTextComment, textEntryFraming } from "../formats/text-bundle.js";
-import type { BundlerJob } from "../bundler/options.js";
-import { fileTypeOrThrow, planAroundDamage, readBundleIndex } from "../bundler/read.js";
+import type { Engine } from "../../engine/engine.js";
+import { engine as defaultEngine } from "../../engine/select.js";
+import { readExact } from "../../engine/source.js";
+import type { ByteSource } from "../../engine/source.js";
+import { layoutBinaryBundle } from "../../formats/bundle.js";
+import { detectTextComment, textEntryFraming } from "../../formats/text-bundle.js";
+import type { BundlerJob } from "../options.js";
+import { fileTypeOrThrow, planAroundDamage, readBundleIndex } from "../read.js";
 import {
   bundleObject, hostObject, isObjectHostEntry, noHostForObject, objcopyBundleCommand, objcopyHostCommand, objectBundleEntries,
-} from "../bundler/object-bundle.js";
-import { planUnbundle } from "../bundler/unbundle-plan.js";
-import type { UnbundleWrite } from "../bundler/unbundle-plan.js";
-import { LLVM19_COMPRESSION } from "../bundler/compressed.js";
-import type { CompressionSettings } from "../bundler/compressed.js";
-import type { FileTypeInfo } from "../formats/file-types.js";
-import { cryptoModule } from "./builtins.js";
-import { CompressingWriter } from "./compress.js";
-import type { BundleSink } from "./compress.js";
+} from "../object-bundle.js";
+import { planUnbundle } from "../unbundle-plan.js";
+import type { UnbundleWrite } from "../unbundle-plan.js";
+import { LLVM19_COMPRESSION } from "../compressed.js";
+import type { CompressionSettings } from "../compressed.js";
+import type { FileTypeInfo } from "../../formats/file-types.js";
+import { cryptoModule } from "../../node/builtins.js";
+import { CompressingWriter } from "../../compress/node/compress.js";
+import type { BundleSink } from "../../compress/node/compress.js";
 import { unbundleArchive } from "./archive.js";
 import type { ArchiveUnbundleHooks } from "./archive.js";
-import { copyRange } from "./copy.js";
-import { forEachDecompressed, openDecompressed } from "./decompress.js";
-import type { DecompressOptions, VerboseSink } from "./decompress.js";
-import { FileSource, withFile } from "./file-source.js";
-import { withOutputs } from "./output.js";
+import { copyRange } from "../../node/copy.js";
+import { forEachDecompressed, openDecompressed } from "../../compress/node/decompress.js";
+import type { DecompressOptions, VerboseSink } from "../../compress/node/decompress.js";
+import { FileSource, withFile } from "../../node/file-source.js";
+import { withOutputs } from "../../node/output.js";
 
 function withDecompressed<T>(file: ByteSource, options: DecompressOptions, use: (source: ByteSource) => T): T {
   const input = openDecompressed(file, options);

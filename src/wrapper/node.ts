@@ -10,11 +10,11 @@
  * its record back: over 4 GiB) before the output is opened. A failure at any point leaves no output file.
  */
 import { OffloadKitError } from "../engine/errors.js";
-import type { OffloadKind22, WrapperFlavour, WrapImagesOptions } from "../wrapper/index.js";
-import { buildWrapperModule, checkWrapperOptions, writeWrapperModule, writeWrapperModuleText } from "../wrapper/index.js";
-import { strerror } from "./errors.js";
-import { FileSource } from "./file-source.js";
-import { OutputFile } from "./output.js";
+import type { OffloadKind22, WrapperFlavour, WrapImagesOptions } from "./index.js";
+import { buildWrapperModule, checkWrapperOptions, writeWrapperModule, writeWrapperModuleText } from "./index.js";
+import { strerror } from "../node/errors.js";
+import { FileSource } from "../node/file-source.js";
+import { OutputFile } from "../node/output.js";
 
 export interface WrapFilesOptions {
   readonly flavour?: WrapperFlavour;

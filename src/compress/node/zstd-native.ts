@@ -14,15 +14,15 @@
  * Compression sets what llvm::compression::zstd::compress sets (level, long-distance matching) and
  * the pledged size, so the frame header records the content size as ZSTD_compress2 does. The bytes
  * equal LLVM 19's (Debian's libzstd 1.5.4) and the WebAssembly build's for small bundles (up to ~100
- * KB); past that the libzstd versions differ from each other (test/node/zstd-native.test.ts, README).
+ * KB); past that the libzstd versions differ from each other (test/compress/zstd-native.test.ts, README).
  *
  * `OFFLOAD_KIT_ZSTD=wasm|native` picks a side (tests run both); the default is native where present.
  */
 import type { Transform } from "node:stream";
-import { OffloadKitError } from "../engine/errors.js";
-import { CodecError } from "../compress/codecs.js";
-import { ZSTD_BLOCK_SIZE_MAX, walkZstdFrames, zstdErrorName } from "../compress/zstd-frames.js";
-import { zlibModule } from "./builtins.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { CodecError } from "../codecs.js";
+import { ZSTD_BLOCK_SIZE_MAX, walkZstdFrames, zstdErrorName } from "../zstd-frames.js";
+import { zlibModule } from "../../node/builtins.js";
 
 /** What node:zlib adds for zstd (absent from Node 20's types and runtime). */
 interface ZstdOptions {

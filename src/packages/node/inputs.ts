@@ -3,11 +3,11 @@
  * of its members in turn, named `file!member!...`; any other file is given as itself. Either way `use`
  * sees a ByteSource that stays valid for the call only.
  */
-import type { ByteSource } from "../engine/source.js";
-import { memberDisplayPath, walkPackage } from "../packages/walk.js";
-import type { PackageProblem, PackageWalk, WalkOptions } from "../packages/walk.js";
-import { FileSource } from "./file-source.js";
-import { nodeDecoders, nodeSpooler } from "./package-io.js";
+import type { ByteSource } from "../../engine/source.js";
+import { memberDisplayPath, walkPackage } from "../walk.js";
+import type { PackageProblem, PackageWalk, WalkOptions } from "../walk.js";
+import { FileSource } from "../../node/file-source.js";
+import { nodeDecoders, nodeSpooler } from "./io.js";
 
 export interface InputItem {
   /** `file` for a plain file; `file!a!b` for a member. */

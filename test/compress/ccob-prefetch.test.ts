@@ -1,4 +1,4 @@
-// CcobPrefetch (src/node/decompress.ts) with locate's prefetchCompressed (src/inspect/locate.ts): runs of
+// CcobPrefetch (src/compress/node/decompress.ts) with locate's prefetchCompressed (src/inspect/locate.ts): runs of
 // compressed bundles decoded ahead give exactly what decoding each in turn gives (bundles, entries,
 // problems), whether the CCOBs are walked by their sizes or hopped to in a section, with damaged and zlib
 // members among them; and the built CLI, whose workers are real threads, extracts the same bytes.
@@ -12,8 +12,8 @@ import { bytesSource } from "../../src/engine/source.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { locate } from "../../src/inspect/locate.js";
 import type { Location } from "../../src/inspect/locate.js";
-import { nodeCodecs } from "../../src/node/codecs.js";
-import { CcobPrefetch, decompressMember } from "../../src/node/decompress.js";
+import { nodeCodecs } from "../../src/compress/node/codecs.js";
+import { CcobPrefetch, decompressMember } from "../../src/compress/node/decompress.js";
 import { fatbin } from "../inspect/elf-builder.js";
 
 const HOST = "host-x86_64-unknown-linux-gnu";

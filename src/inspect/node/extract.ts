@@ -7,7 +7,7 @@
  *
  * Names, all in the output folder, never outside it:
  * - a bundle entry: `<file name>-<bundle index>-<entry ID>` (`:`, `/`, `\` and NUL in the ID become `_`;
- *   src/node/batch.ts `outputFileName`), the bundle index counting the file's bundles in file order;
+ *   src/bundler/node/batch.ts `outputFileName`), the bundle index counting the file's bundles in file order;
  * - an offload image: clang-offload-packager's `<stem>-<triple>-<arch>.<n>.<ext>` (`n` the image's index).
  * A name already given in the run (a repeated ID, or two inputs whose names meet) gets `.1`, `.2`, ...
  * appended, compared without case, so no two outputs share a name even on a case-insensitive file system.
@@ -21,27 +21,27 @@
 import type { Hash } from "node:crypto";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import type { Engine } from "../engine/engine.js";
-import { OffloadKitError } from "../engine/errors.js";
-import { engine as defaultEngine } from "../engine/select.js";
-import type { ByteSource } from "../engine/source.js";
-import { byteStringToUnicode } from "../formats/bytes.js";
-import { imageTargetId, locate } from "../inspect/locate.js";
-import type { LocatedBundle, LocatedOffloadBinaries } from "../inspect/locate.js";
-import type { FoundEntry, FoundOffloadImage, ScanProblem } from "../inspect/scan.js";
-import type { CollectedImage } from "../packager/collect.js";
-import { extractedFileName, matchesFilter, parseImageArguments } from "../packager/image-args.js";
-import { compatible, parseTarget } from "../bundler/targets.js";
-import { normaliseBatchTargets, outputFileName } from "./batch.js";
-import { cryptoModule } from "./builtins.js";
-import { copyRange } from "./copy.js";
-import { CcobPrefetch } from "./decompress.js";
-import { makeDirectories, removeDirectories } from "./directories.js";
-import { fileError } from "./errors.js";
-import { FileSource } from "./file-source.js";
-import { OutputFile } from "./output.js";
-import { codecDecompressor } from "./packager-codecs.js";
-import { writeArchiveFile } from "./packager.js";
+import type { Engine } from "../../engine/engine.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { engine as defaultEngine } from "../../engine/select.js";
+import type { ByteSource } from "../../engine/source.js";
+import { byteStringToUnicode } from "../../formats/bytes.js";
+import { imageTargetId, locate } from "../locate.js";
+import type { LocatedBundle, LocatedOffloadBinaries } from "../locate.js";
+import type { FoundEntry, FoundOffloadImage, ScanProblem } from "../scan.js";
+import type { CollectedImage } from "../../packager/collect.js";
+import { extractedFileName, matchesFilter, parseImageArguments } from "../../packager/image-args.js";
+import { compatible, parseTarget } from "../../bundler/targets.js";
+import { normaliseBatchTargets, outputFileName } from "../../bundler/node/batch.js";
+import { cryptoModule } from "../../node/builtins.js";
+import { copyRange } from "../../node/copy.js";
+import { CcobPrefetch } from "../../compress/node/decompress.js";
+import { makeDirectories, removeDirectories } from "../../node/directories.js";
+import { fileError } from "../../node/errors.js";
+import { FileSource } from "../../node/file-source.js";
+import { OutputFile } from "../../node/output.js";
+import { codecDecompressor } from "../../compress/node/packager-codecs.js";
+import { writeArchiveFile } from "../../packager/node.js";
 
 export interface ExtractAllOptions {
   /** Where generated names go. `file=` paths of image filters are used as given. */

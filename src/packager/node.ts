@@ -24,16 +24,16 @@ import type { NewArchiveMember } from "../formats/archive.js";
 import { layoutOffloadBinary } from "../formats/offload-binary.js";
 import type { Decompressor, LlvmMajor, OffloadBinaryLayout } from "../formats/offload-binary.js";
 import { archiveMemberSymbols } from "../formats/symbols.js";
-import { collectOffloadImages, imageSource } from "../packager/collect.js";
-import type { CollectedImage } from "../packager/collect.js";
+import { collectOffloadImages, imageSource } from "./collect.js";
+import type { CollectedImage } from "./collect.js";
 import {
   extractedFileName, imageFiles, imageKindFor, imageOffloadKind, matchesFilter, packagerStringData, parseImageArguments,
-} from "../packager/image-args.js";
-import { copyRange } from "./copy.js";
-import { strerror } from "./errors.js";
-import { FileSource } from "./file-source.js";
-import { withOutputs } from "./output.js";
-import type { OutputFile } from "./output.js";
+} from "./image-args.js";
+import { copyRange } from "../node/copy.js";
+import { strerror } from "../node/errors.js";
+import { FileSource } from "../node/file-source.js";
+import { withOutputs } from "../node/output.js";
+import type { OutputFile } from "../node/output.js";
 
 export interface PackagerOptions {
   engine?: Engine;

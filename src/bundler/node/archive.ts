@@ -19,29 +19,29 @@
  * Not followed (errors instead): members that are non-ELF object files.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { Engine } from "../engine/engine.js";
-import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
-import { createEngine, engine as defaultEngine } from "../engine/select.js";
-import { blockCachedSource, bytesSource, readExact, readInto, sliceSource } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { claimWindow } from "../engine/window.js";
-import { layoutArchive, readArchive } from "../formats/archive.js";
-import type { ArchiveLayout, ArchiveMember, NewArchiveMember, PackedSymbols } from "../formats/archive.js";
-import { distinctEntries, readBinaryBundle } from "../formats/bundle.js";
-import { archiveMemberSymbols, memberSymbolicKind } from "../formats/symbols.js";
-import type { MemberSymbols } from "../formats/symbols.js";
-import { checkArchiveMemberConflicts, planArchiveUnbundle } from "../bundler/archive.js";
-import type { ArchiveBundleMember, DeviceArchiveMember } from "../bundler/archive.js";
-import type { BundlerJob } from "../bundler/options.js";
-import type { IndexedEntry } from "../bundler/read.js";
-import { nativeVisitOrder } from "../bundler/read.js";
-import { hostObject, isObjectHostEntry, objectBundleEntries } from "../bundler/object-bundle.js";
-import { copyRange } from "./copy.js";
-import { openDecompressed } from "./decompress.js";
-import type { DecompressOptions, DecompressedInput } from "./decompress.js";
-import { fileError } from "./errors.js";
-import { FileSource, withFile } from "./file-source.js";
-import { withOutputs } from "./output.js";
+import type { Engine } from "../../engine/engine.js";
+import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
+import { createEngine, engine as defaultEngine } from "../../engine/select.js";
+import { blockCachedSource, bytesSource, readExact, readInto, sliceSource } from "../../engine/source.js";
+import type { ByteSource } from "../../engine/source.js";
+import { claimWindow } from "../../engine/window.js";
+import { layoutArchive, readArchive } from "../../formats/archive.js";
+import type { ArchiveLayout, ArchiveMember, NewArchiveMember, PackedSymbols } from "../../formats/archive.js";
+import { distinctEntries, readBinaryBundle } from "../../formats/bundle.js";
+import { archiveMemberSymbols, memberSymbolicKind } from "../../formats/symbols.js";
+import type { MemberSymbols } from "../../formats/symbols.js";
+import { checkArchiveMemberConflicts, planArchiveUnbundle } from "../archive.js";
+import type { ArchiveBundleMember, DeviceArchiveMember } from "../archive.js";
+import type { BundlerJob } from "../options.js";
+import type { IndexedEntry } from "../read.js";
+import { nativeVisitOrder } from "../read.js";
+import { hostObject, isObjectHostEntry, objectBundleEntries } from "../object-bundle.js";
+import { copyRange } from "../../node/copy.js";
+import { openDecompressed } from "../../compress/node/decompress.js";
+import type { DecompressOptions, DecompressedInput } from "../../compress/node/decompress.js";
+import { fileError } from "../../node/errors.js";
+import { FileSource, withFile } from "../../node/file-source.js";
+import { withOutputs } from "../../node/output.js";
 
 /**
  * Window of the engine that reads member and bundle headers: small, so a header costs one small read

@@ -1,4 +1,4 @@
-// The Node decompression hook (src/node/decompress.ts) and the offload-bundler / offload-kit paths
+// The Node decompression hook (src/compress/node/decompress.ts) and the offload-bundler / offload-kit paths
 // built on it: bounded memory (limit, temporary file), concatenated CCOBs, -verbose, environment.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,7 +9,7 @@ import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { bytesSource, readExact } from "../../src/engine/source.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import { FileSource } from "../../src/node/file-source.js";
-import { forEachDecompressed, openDecompressed } from "../../src/node/decompress.js";
+import { forEachDecompressed, openDecompressed } from "../../src/compress/node/decompress.js";
 import { runInDir } from "../cli/harness.js";
 
 const FIXTURES = new URL("../fixtures/ccob/", import.meta.url).pathname;

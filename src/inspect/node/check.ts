@@ -12,18 +12,18 @@
  */
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
-import type { Engine } from "../engine/engine.js";
-import { isOffloadKitError } from "../engine/errors.js";
-import { engine as defaultEngine } from "../engine/select.js";
-import { checkEntry, judgeEntries } from "../inspect/check.js";
-import type { EntryVerdict, FileJudgement, GpuConfig } from "../inspect/check.js";
-import { imageTargetId, locate } from "../inspect/locate.js";
-import type { Location } from "../inspect/locate.js";
-import type { ScanProblem } from "../inspect/scan.js";
-import { withCcobPrefetch } from "./decompress.js";
-import { fileError } from "./errors.js";
-import { withFile } from "./file-source.js";
-import { codecDecompressor } from "./packager-codecs.js";
+import type { Engine } from "../../engine/engine.js";
+import { isOffloadKitError } from "../../engine/errors.js";
+import { engine as defaultEngine } from "../../engine/select.js";
+import { checkEntry, judgeEntries } from "../check.js";
+import type { EntryVerdict, FileJudgement, GpuConfig } from "../check.js";
+import { imageTargetId, locate } from "../locate.js";
+import type { Location } from "../locate.js";
+import type { ScanProblem } from "../scan.js";
+import { withCcobPrefetch } from "../../compress/node/decompress.js";
+import { fileError } from "../../node/errors.js";
+import { withFile } from "../../node/file-source.js";
+import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"

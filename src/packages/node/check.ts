@@ -4,19 +4,19 @@
  * Members without device code are not entries; members with device code but none for the GPU are
  * listed in `membersWithoutCode`.
  */
-import { isOffloadKitError } from "../engine/errors.js";
-import { judgeEntries } from "../inspect/check.js";
-import type { GpuConfig } from "../inspect/check.js";
-import type { ScanProblem } from "../inspect/scan.js";
-import { locate } from "../inspect/locate.js";
+import { isOffloadKitError } from "../../engine/errors.js";
+import { judgeEntries } from "../../inspect/check.js";
+import type { GpuConfig } from "../../inspect/check.js";
+import type { ScanProblem } from "../../inspect/scan.js";
+import { locate } from "../../inspect/locate.js";
 import { statSync } from "node:fs";
-import { checkPaths, entriesOf, verdictsFor } from "./check.js";
-import type { CheckOptions, CheckRun, CheckedEntry, CheckedInput, WalkError } from "./check.js";
-import { withCcobPrefetch } from "./decompress.js";
-import { forEachInput } from "./packages.js";
-import { readExact } from "../engine/source.js";
-import { FileSource } from "./file-source.js";
-import { sniffPackage } from "../packages/walk.js";
+import { checkPaths, entriesOf, verdictsFor } from "../../inspect/node/check.js";
+import type { CheckOptions, CheckRun, CheckedEntry, CheckedInput, WalkError } from "../../inspect/node/check.js";
+import { withCcobPrefetch } from "../../compress/node/decompress.js";
+import { forEachInput } from "./inputs.js";
+import { readExact } from "../../engine/source.js";
+import { FileSource } from "../../node/file-source.js";
+import { sniffPackage } from "../walk.js";
 
 export interface CheckedPackage extends CheckedInput {
   /** Members holding device code of which none loads on the GPU. */

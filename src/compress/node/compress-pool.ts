@@ -8,10 +8,10 @@
  */
 import { availableParallelism } from "node:os";
 import type { MessagePort, Worker } from "node:worker_threads";
-import { CodecError } from "../compress/codecs.js";
-import { zstdCompress, zstdDecompressFrame } from "../compress/zstd-wasm.js";
+import { CodecError } from "../codecs.js";
+import { zstdCompress, zstdDecompressFrame } from "../zstd-wasm.js";
 import { nativeZstdCompress, nativeZstdDecompressFrame, useNativeZstd } from "./zstd-native.js";
-import { workerThreadsModule } from "./builtins.js";
+import { workerThreadsModule } from "../../node/builtins.js";
 
 /** What a worker does with a chunk: compress it into one frame at a level, or decode one frame into at most `arg` bytes. */
 export type FrameOp = "compress" | "decompress";

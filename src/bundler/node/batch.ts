@@ -2,18 +2,18 @@
  * Batch unbundling for CI pipelines: many inputs, one set of targets, one process. Each input is
  * unbundled exactly as `offload-bundler -unbundle` would (same matching, same missing-bundle rules) into
  * `<out-dir>/<input file name>-<target ID, ':' → '_'>`; a failing input is reported and the others go
- * on. Large batches are spread over worker threads (src/node/batch-worker.ts).
+ * on. Large batches are spread over worker threads (src/bundler/node/batch-worker.ts).
  */
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
-import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
-import { linkForWorker } from "../process/temporaries.js";
-import type { TemporariesLink } from "../process/temporaries.js";
-import { workerThreadsModule } from "./builtins.js";
-import { checkTargets, normalisationCollision } from "../bundler/options.js";
-import { byteStringToUnicode, utf8ToByteString } from "../formats/bytes.js";
-import { unbundleToFiles } from "./bundler.js";
-import type { UnbundleOptions } from "./bundler.js";
+import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
+import { linkForWorker } from "../../process/temporaries.js";
+import type { TemporariesLink } from "../../process/temporaries.js";
+import { workerThreadsModule } from "../../node/builtins.js";
+import { checkTargets, normalisationCollision } from "../options.js";
+import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
+import { unbundleToFiles } from "./jobs.js";
+import type { UnbundleOptions } from "./jobs.js";
 
 export interface BatchOptions {
   /** Requested targets as typed (normalised here, like -targets). */
