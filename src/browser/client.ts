@@ -162,11 +162,12 @@ export class OffloadKitWorker {
 
   /**
    * `offload-kit prune --keep=GPU,...` of `file`, as the parts the output is made of (src/browser/protocol.ts);
-   * `prunedBlob` puts them together. Linked ELF files are refused (LINKED_ELF_NOT_YET), as the library does.
+   * `prunedBlob` puts them together. With `member`, that member of the package `file` is (as inspectPackage
+   * named it): what `offload-kit prune` writes for the member extracted.
    */
-  async prune(file: Blob, keep: readonly string[], options: { name?: string } = {}): Promise<PruneReply> {
+  async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[] } = {}): Promise<PruneReply> {
     const name = options.name ?? ((file as File).name || "blob");
-    const reply = await this.request({ op: "prune", file, name, keep });
+    const reply = await this.request({ op: "prune", file, name, keep, ...(options.member !== undefined ? { member: options.member } : {}) });
     if (reply.op !== "pruned") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return reply.result;
   }

@@ -11,6 +11,7 @@ import type { Compression, Decoders } from "../packages/decoders.js";
 import { memorySpooler } from "../packages/decoders.js";
 import { memberDisplayPath, walkPackage } from "../packages/walk.js";
 import type { PackageProblem, PackageWalk } from "../packages/walk.js";
+import { editableContainerOf } from "../prune/index.js";
 import { BROWSER_MAX_DECOMPRESSED, inspectSource } from "./inspect.js";
 import type { InspectOptions, Inspection } from "./inspect.js";
 
@@ -79,6 +80,11 @@ export function browserDecoders(): Decoders {
 export interface PackageMemberInspection extends Inspection {
   /** The member's path inside the package, one element per level. */
   readonly member: readonly string[];
+  /**
+   * The container `prune` would take the member for (`bundle`, `linked ELF`, ...; src/prune/containers.ts),
+   * read while the member is in hand; undefined when prune edits no such file.
+   */
+  readonly editableAs?: string;
 }
 
 export interface PackageInspection {
@@ -116,6 +122,16 @@ export async function readPackageMember(source: ByteSource, name: string, member
   throw new OffloadKitError("NO_SUCH_MEMBER", `${memberDisplayPath([name, ...member])}: no such member in the package`);
 }
 
+/** editableContainerOf, undefined where telling the container fails on damage (prune would then fail too). */
+function editableAsOf(member: ByteSource): string | undefined {
+  try {
+    return editableContainerOf(member);
+  } catch (e) {
+    if (e instanceof OffloadKitError) return undefined;
+    throw e;
+  }
+}
+
 /**
  * Walks `source` if it is a package and inspects each member; undefined when it is not a package (then
  * `inspectSource` is the answer).
@@ -133,7 +149,9 @@ export async function inspectPackage(
     onMember: ({ path, source: member }) => {
       const inspection = inspectSource(member, memberDisplayPath(path), options);
       const r = inspection.report;
-      if (r.bundles.length > 0 || r.offloadBinaries.length > 0 || r.problems.length > 0) members.push({ ...inspection, member: path.slice(1) });
+      if (r.bundles.length === 0 && r.offloadBinaries.length === 0 && r.problems.length === 0) return;
+      const editableAs = editableAsOf(member);
+      members.push({ ...inspection, member: path.slice(1), ...(editableAs !== undefined ? { editableAs } : {}) });
     },
     onProblem: (p) => problems.push(p),
   });

@@ -13,8 +13,11 @@ export type WorkerRequest =
   | { readonly id: number; readonly op: "inspect-package"; readonly file: Blob; readonly name: string }
   /** An entry's bytes; with `member`, of that member of the package `file` is (its path inside it, as inspect-package gave it). */
   | { readonly id: number; readonly op: "extract"; readonly file: Blob; readonly ref: EntryRef; readonly member?: readonly string[] }
-  /** `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it. */
-  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[] };
+  /**
+   * `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it;
+   * with `member`, of that member of the package `file` is (the package walked again to reach it).
+   */
+  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[] };
 
 export interface WorkerFailure {
   readonly code: string;
@@ -50,7 +53,7 @@ export interface ExtractStats {
  * A pruned file as the parts it is made of, in order: bytes the worker made (transferred), runs of zeros,
  * and ranges of the input file, which the page slices from the File itself (a Blob of slices: the kept
  * code objects of a plain bundle are never read into memory, on either side). A compressed output comes
- * as one part of bytes.
+ * as one part of bytes. A package member's output has no ranges (the member is not a slice of the File).
  */
 export type PrunedPart =
   | { readonly bytes: Uint8Array }
@@ -74,6 +77,8 @@ export interface PruneReply {
 export interface PackageMemberResult extends Inspection {
   /** The member's path inside the package, one element per level (its report's `path` is `name!a!b`). */
   readonly member: readonly string[];
+  /** The container `prune` would take the member for (`bundle`, `linked ELF`, ...); undefined when none. */
+  readonly editableAs?: string;
 }
 
 /**

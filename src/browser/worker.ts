@@ -18,6 +18,7 @@ import { OffloadKitError } from "../engine/errors.js";
 import { planPrune } from "../prune/index.js";
 import { splitResult } from "./report-parts.js";
 import { inspectPackage, readPackageMember } from "./packages.js";
+import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
 
@@ -78,7 +79,7 @@ function fileKey(file: Blob): string {
  * read here), made bytes are copied out of whatever larger buffer holds them (structured clone would copy
  * that whole buffer) and transferred; an output to be compressed is made here, whole.
  */
-function pruned(source: BlobSource, name: string, keep: readonly string[], codecs: Codecs): { result: PruneReply; transfer: Transferable[] } {
+function pruned(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs, ranges: "ranges" | "bytes"): { result: PruneReply; transfer: Transferable[] } {
   const plan = planPrune(source, { keep, codecs, name });
   const parts: PrunedPart[] = [];
   const transfer: Transferable[] = [];
@@ -87,9 +88,19 @@ function pruned(source: BlobSource, name: string, keep: readonly string[], codec
     parts.push({ bytes: copy });
     transfer.push(copy.buffer);
   };
-  if (plan.plan === undefined) parts.push({ offset: 0, size: source.size });
+  // A member's ranges are of the member, which only this worker holds: they go as bytes.
+  const range = (offset: number, size: number) => (ranges === "ranges" ? parts.push({ offset, size }) : bytes(readExact(source, offset, size)));
+  if (plan.plan === undefined) range(0, source.size);
   else if (plan.plan.compress !== undefined) bytes(materialize(plan.plan, source, codecs));
-  else for (const piece of plan.plan.pieces) ("bytes" in piece ? bytes(piece.bytes) : parts.push(piece));
+  else {
+    for (const piece of plan.plan.pieces) {
+      if ("bytes" in piece) bytes(piece.bytes);
+      else if ("zeros" in piece) parts.push(piece);
+      // A range of something other than the input (a pruned bundle a linked ELF's plan packs) is made here.
+      else if (piece.source !== undefined) bytes(readExact(piece.source, piece.offset, piece.size));
+      else range(piece.offset, piece.size);
+    }
+  }
   const outputSize = parts.reduce((n, p) => n + ("bytes" in p ? p.bytes.length : "zeros" in p ? p.zeros : p.size), 0);
   return {
     result: {
@@ -124,7 +135,9 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     }
     if (request.op === "prune") {
       if (loaded.codecs === undefined) throw new OffloadKitError(loaded.error!.code, `cannot prune here: ${loaded.error!.message}`);
-      const { result, transfer } = pruned(new BlobSource(request.file), request.name, request.keep, loaded.codecs);
+      const { result, transfer } = request.member === undefined
+        ? pruned(new BlobSource(request.file), request.name, request.keep, loaded.codecs, "ranges")
+        : pruned((await memberSource(request.file, new BlobSource(request.file), request.member)).source, request.name, request.keep, loaded.codecs, "bytes");
       scope.postMessage({ id, op: "pruned", result }, transfer);
       return;
     }

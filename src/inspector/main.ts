@@ -11,7 +11,7 @@
 import { OffloadKitWorker, prunedBlob } from "../browser/client.js";
 import { isLinkedElf } from "../prune/linked-elf.js";
 import { memberDisplayPath } from "../packages/walk.js";
-import type { InspectResult, PackageResult } from "../browser/protocol.js";
+import type { InspectResult, PackageMemberResult, PackageResult } from "../browser/protocol.js";
 import type { InspectProgress } from "../browser/inspect.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { BundleJson, LocationJson, OffloadRunJson } from "../inspect/location-json.js";
@@ -100,8 +100,6 @@ async function entryBytes(item: Shown, row: Row): Promise<Blob | Uint8Array<Arra
   return bytes as Uint8Array<ArrayBuffer>;
 }
 
-/** Why a package member is not offered pruned (prune edits a file; the page does not rebuild the package). */
-const MEMBER_PRUNE_REFUSAL = "not offered for members of a package yet: offload-kit prune edits files, not a member inside a package";
 
 function downloadButton(item: Shown, row: Row): HTMLButtonElement {
   const what = row.kind === "entry" ? `bundle ${row.bundle} entry ${row.index}` : `offload image ${row.index}`;
@@ -319,8 +317,19 @@ function zipButton(item: Shown, label: string, rows: () => readonly Row[], zipNa
  */
 async function pruneRefusal(file: File): Promise<string | undefined> {
   const head = new Uint8Array(await file.slice(0, 64).arrayBuffer());
-  if (isLinkedElf(head)) return "not offered for linked ELF files (executables, shared libraries): their .hip_fatbin is edited by the ELF editor, which this page does not include yet; offload-kit prune says the same";
-  return undefined;
+  return isLinkedElf(head) ? LINKED_ELF_REFUSAL : undefined;
+}
+
+const LINKED_ELF_REFUSAL = "not offered for linked ELF files (executables, shared libraries): their .hip_fatbin is edited by the ELF editor, which this page does not include yet; offload-kit prune says the same";
+
+/**
+ * pruneRefusal for a package member, from the container the worker found it to be while it had the member
+ * (src/browser/packages.ts): the download is the member pruned, as `offload-kit prune` writes it for the
+ * member extracted (the package itself is not rebuilt).
+ */
+function memberPruneRefusal(member: PackageMemberResult): string | undefined {
+  if (member.editableAs === undefined) return "not offered for this member: it is none of the files offload-kit prune edits (bundles, compressed bundles, offload binaries, archives, ELF objects)";
+  return member.editableAs === "linked ELF" ? LINKED_ELF_REFUSAL : undefined;
 }
 
 /** `lib.bc` pruned for `gfx90a:xnack-`: `lib-gfx90a_xnack-.bc` (':' as extract writes it, '_'). */
@@ -343,13 +352,15 @@ function pruneButton(item: Shown): HTMLElement {
     note.textContent = `Pruning for ${gpu.canonical}…`;
     try {
       // `--keep` semantics: what a device of this GPU loads, host entries always (src/prune/select.ts).
-      const result = await worker.prune(item.file, [gpu.canonical]);
-      const name = prunedName(item.file.name, gpu.canonical);
+      const result = await worker.prune(item.file, [gpu.canonical], item.member !== undefined ? { name: item.name, member: item.member } : {});
+      // A member is saved under its own name (the last level of its path), as extract names it.
+      const name = prunedName(item.member !== undefined ? item.member.at(-1)!.replace(/^.*\//, "") : item.file.name, gpu.canonical);
+      const inputSize = item.member !== undefined ? item.result?.report.size ?? 0 : item.file.size;
       saveBlob(prunedBlob(item.file, result), name);
       // For tests: what the worker answered (the parts' kinds, not their bytes).
       item.section.dataset.lastPrune = JSON.stringify({ container: result.container, changed: result.changed, outputSize: result.outputSize, kept: result.kept, entries: result.entries,
         ranges: result.parts.filter((p) => "offset" in p).length, made: result.parts.filter((p) => "bytes" in p).reduce((n, p) => n + ("bytes" in p ? p.bytes.length : 0), 0) });
-      note.textContent = `${name}: kept ${formatCount(result.kept)} of ${formatCount(result.entries)} entries, ${formatBytes(result.outputSize)} of ${formatBytes(item.file.size)}${result.changed ? "" : " (nothing to drop: the file as it is)"}`;
+      note.textContent = `${name}: kept ${formatCount(result.kept)} of ${formatCount(result.entries)} entries, ${formatBytes(result.outputSize)} of ${formatBytes(inputSize)}${result.changed ? "" : " (nothing to drop: the file as it is)"}`;
       announce(`Saved ${name}`);
     } catch (e) {
       note.className = "prune-note error";
@@ -602,7 +613,8 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
     expand.addEventListener("click", () => void expandAll(item, expand));
     item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.name)}-matching.zip`);
     item.zipMatches.hidden = true;
-    item.pruneRefusal = item.member !== undefined ? MEMBER_PRUNE_REFUSAL : await pruneRefusal(item.file);
+    // A member's was set from the package walk (renderPackage).
+    if (item.member === undefined) item.pruneRefusal = await pruneRefusal(item.file);
     section.append(element("div", { className: "file-actions" }, expand,
       zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
   }
@@ -652,7 +664,10 @@ async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElemen
     const verdictLine = element("p", { className: "verdict-line", hidden: true });
     const memberSection = element("section", { className: "file member", dataset: { name, member: m.member.join("!") } }, element("h3", {}, breakable(name)), memberStatus, verdictLine);
     section.append(memberSection);
-    const member: Shown = { file, name, member: m.member, package: pkg, section: memberSection, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [] };
+    const member: Shown = {
+      file, name, member: m.member, package: pkg, section: memberSection, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [],
+      pruneRefusal: memberPruneRefusal(m),
+    };
     shown.splice(at + members.length, 0, member);
     members.push(member);
     // Its read statistics are the package's (members are not read from the File one by one).

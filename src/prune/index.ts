@@ -96,6 +96,18 @@ export interface PlannedPrune extends PlannedEdit {
 const HEAD_SIZE = 64;
 
 /**
+ * The container prune would take `source` for (its name, as PlannedEdit.container gives it), chosen as
+ * planEdit chooses it: by the first bytes, else by the whole input; undefined when it is none of them.
+ */
+export function editableContainerOf(source: ByteSource): string | undefined {
+  const head = readExact(source, 0, Math.min(source.size, HEAD_SIZE));
+  const found = CONTAINERS.find((c) => c.matches(head));
+  if (found !== undefined) return found.name;
+  const bytes = source.bytes ?? readExact(source, 0, source.size);
+  return CONTAINERS.find((c) => c.matches(bytes))?.name;
+}
+
+/**
  * Runs `operation` on the container of `source`: through its planner when it has one for this input
  * (reading only what it needs), else over the whole bytes.
  */

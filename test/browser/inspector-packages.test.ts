@@ -3,8 +3,9 @@
 // with device code shown as `package!member` (summary, GPU verdict and find over them), the members
 // without device code counted; the report the page saves is what `offload-kit ls --json` prints for the
 // same package, byte for byte. A member's entries download (the worker walks the package again to the
-// member), one by one and as a zip; pruned downloads are refused for members, saying why; axe-core finds
-// nothing serious.
+// member), one by one and as a zip, and pruned for a GPU: byte for byte what `offload-kit prune --keep`
+// writes for the member extracted (binary, text and compressed v2/v3 bundles, a fat object, an archive;
+// a linked ELF member is refused, saying why, as such a file is); axe-core finds nothing serious.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ import { HANG_MS } from "../limits.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KIT = join(ROOT, "dist/bin/offload-kit.js");
+const BUNDLER = join(ROOT, "dist/bin/offload-bundler.js");
 const ZIP = nativeTool("zip");
 const UNZIP = nativeTool("unzip");
 /** librocrand1's .deb when apt has it cached (not installed by CI: the case skips without it). */
@@ -99,11 +101,9 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     const shown = await members();
     expect(shown.map((m) => m.name)).toEqual(want.members.map((m: any) => m.path));
     expect(shown.map((m) => m.name)).toEqual(["lib.tar.gz!lib/app", "lib.tar.gz!lib/fat.o"]);
-    for (const m of shown) {
-      expect(m.device, m.name).toMatch(/bytes, [\d.<]+% of the /);
-      // Pruned downloads are refused, saying why (the package is not rebuilt).
-      expect(m.prune, m.name).toContain("not offered for members of a package yet");
-    }
+    for (const m of shown) expect(m.device, m.name).toMatch(/bytes, [\d.<]+% of the /);
+    // A pruned download is offered for the fat object, not for the linked ELF member (as for such a file).
+    expect(shown.map((m) => m.prune.includes("not offered for linked ELF files"))).toEqual([true, false]);
     // Entries opened: a row per entry ls --json lists; a download is the member's bytes at the entry
     // (the member is the fixture, so the bytes are the fixture's at ls --json's offset).
     const app = readFileSync(join(HOSTS, "app"));
@@ -199,6 +199,58 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     expect(unpacked.size).toBe(got.bytes.length);
     expect(got.bytes.equals(readFileSync(join(HOSTS, "libboth.a")).subarray(unpacked.offset, unpacked.offset + unpacked.size))).toBe(true);
     expect(await savedReport()).toBe(ls.stdout);
+    expect(pageErrors).toEqual([]);
+  }, HANG_MS * 2);
+
+  it("a member that is a bundle, CCOB, fat object or archive downloads pruned for the GPU, as offload-kit prune writes it", async () => {
+    const work = join(dir, "prune");
+    mkdirSync(work, { recursive: true });
+    const G = "hipv4-amdgcn-amd-amdhsa--";
+    for (const [name, text] of Object.entries({ "h.txt": "host", "m.txt": "xnack- code", "p.txt": "xnack+ code!", "s.txt": "gfx906 code" })) writeFileSync(join(work, name), text);
+    const inputs = [`-targets=host-x86_64-unknown-linux-gnu,${G}gfx90a:xnack-,${G}gfx90a:xnack+,${G}gfx906`, "-input=h.txt", "-input=m.txt", "-input=p.txt", "-input=s.txt"];
+    for (const [name, args] of [["both.bc", ["-type=bc"]], ["both.i", ["-type=i"]], ["both.ccob", ["-type=bc", "-compress"]]] as const) {
+      const r = spawnSync(BUNDLER, [...args, ...inputs, `-output=${name}`], { cwd: work, encoding: "utf8" });
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const v3 = kit(["compress", "--format=3", "both.bc", "-o", "both3.ccob"], work);
+    expect(v3.status, v3.stderr).toBe(0);
+    copyFileSync(join(HOSTS, "fat.o"), join(work, "fat.o"));
+    copyFileSync(join(HOSTS, "libboth.a"), join(work, "libboth.a"));
+    copyFileSync(join(HOSTS, "app"), join(work, "app"));
+    const names = ["both.bc", "both.i", "both.ccob", "both3.ccob", "fat.o", "libboth.a", "app"];
+    writeFileSync(join(dir, "code.tar.gz"), gzipSync(tarOf(names.map((n) => tarEntry(`lib/${n}`, readFileSync(join(work, n)))))));
+    await open([join(dir, "code.tar.gz")]);
+    expect((await members()).map((m) => m.name)).toEqual(names.map((n) => `code.tar.gz!lib/${n}`));
+    const app = page.locator("section.file.member").nth(names.indexOf("app")).locator("button.prune");
+    for (const gpu of ["gfx90a:xnack-", "gfx906"]) {
+      await page.fill("#gpu", gpu);
+      for (const [i, n] of names.entries()) {
+        if (n === "app") continue;
+        const section = page.locator("section.file.member").nth(i);
+        const button = section.locator("button.prune");
+        await page.waitForFunction(([k, g]) => document.querySelectorAll("section.file.member")[k]?.querySelector("button.prune")?.textContent === `Download, pruned for ${g}`, [i, gpu] as const);
+        const out = join(work, `${n}.${gpu}.out`);
+        const cli = kit(["prune", `--keep=${gpu}`, n, "-o", out], work);
+        if (cli.status !== 0) {
+          // Refused by the CLI (nothing left for the GPU in some bundle): the page says the same and saves nothing.
+          await button.click();
+          await section.locator(".prune-note.error").waitFor();
+          expect(await section.locator(".prune-note.error").textContent()).toContain(cli.stderr.split(": ").at(-1)!.trim());
+          continue;
+        }
+        const got = await download(() => button.click());
+        const want = readFileSync(out);
+        expect({ gpu, n, equal: got.bytes.equals(want), size: got.bytes.length }).toEqual({ gpu, n, equal: true, size: want.length });
+        expect(got.name).toBe(`${n.replace(/(\.[^.]*)?$/, `-${gpu.replace(/:/g, "_")}$1`)}`);
+        // Every byte came from the worker: a member is not a slice of the File.
+        const last = JSON.parse((await section.getAttribute("data-last-prune"))!);
+        expect({ ranges: last.ranges, made: last.made }).toEqual({ ranges: 0, made: want.length });
+      }
+      // The linked ELF member: refused with the reason a linked ELF file gets.
+      expect(await app.isDisabled()).toBe(true);
+      expect(await app.getAttribute("title")).toContain("not offered for linked ELF files");
+    }
+    await page.fill("#gpu", "");
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
 

@@ -145,7 +145,16 @@ export function checkFile(path: string, gpu: GpuConfig, options: CheckOptions = 
   return checkWith(path, verdictsFor(gpu, options), options);
 }
 
-function checkWith(path: string, verdict: (id: string) => EntryVerdict, options: CheckOptions): CheckedInput {
+/**
+ * Whether a located file with no readable entries is still offload code, by where its damage is: an ELF
+ * file's offload section, an archive, the start of the file (not a magic quoted somewhere in a text).
+ */
+export function isDamagedOffloadFile(location: Location): boolean {
+  return location.container !== "other" || location.problems.some((p) => p.offset === 0);
+}
+
+/** checkFile with the verdicts of one run (a directory's files share them). */
+export function checkWith(path: string, verdict: (id: string) => EntryVerdict, options: CheckOptions): CheckedInput {
   const engine = options.engine ?? defaultEngine();
   let location: Location;
   try {
@@ -161,8 +170,7 @@ function checkWith(path: string, verdict: (id: string) => EntryVerdict, options:
   if (entries.length === 0 && location.problems.length > 0) {
     // Nothing readable, only damage: the file is not vouched for.
     const first = location.problems[0]!;
-    const offloadFile = location.container !== "other" || location.problems.some((p) => p.offset === 0);
-    return failed(path, { code: first.code, message: `at 0x${first.offset.toString(16)}: ${first.message}` }, location.problems, offloadFile);
+    return failed(path, { code: first.code, message: `at 0x${first.offset.toString(16)}: ${first.message}` }, location.problems, isDamagedOffloadFile(location));
   }
   return {
     path,
@@ -270,11 +278,20 @@ function namedDirectory(path: string): boolean {
   }
 }
 
+/** How one file is checked: as a plain file by default; `check` passes one that opens packages (src/node/check-package.ts). */
+export type InspectFile = (path: string, verdict: (id: string) => EntryVerdict) => CheckedInput | Promise<CheckedInput>;
+
 /**
  * Checks files and directories: a file given by name is an input (a symbolic link to it is followed);
- * in a directory (a link to one, given by name, is followed too), each offload file is.
+ * in a directory (a link to one, given by name, is followed too), each offload file is. `inspect` checks
+ * each file, named or found by the walk alike, so a package found in a folder answers as one named would.
  */
-export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: CheckOptions = {}): CheckRun {
+export async function checkPaths(
+  paths: readonly string[],
+  gpu: GpuConfig,
+  options: CheckOptions = {},
+  inspect: InspectFile = (path, verdict) => checkWith(path, verdict, options),
+): Promise<CheckRun> {
   const inputs: CheckedInput[] = [];
   const skipped: string[] = [];
   const emptyDirectories: string[] = [];
@@ -289,7 +306,7 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
       unreadable.push(...walk.errors);
       let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
       for (const { path: file, key } of walk.files) {
-        const checked = checkWith(file, verdict, options);
+        const checked = await inspect(file, verdict);
         // In a directory, only files that hold offload code are inputs (a host-only library is not), and a
         // file that cannot be read is an unreadable entry of the walk, as find reports it.
         if (checked.readError === true) unreadable.push({ path: file, code: checked.error!.code, message: checked.error!.message });
@@ -302,7 +319,7 @@ export function checkPaths(paths: readonly string[], gpu: GpuConfig, options: Ch
       }
       if (found === 0) emptyDirectories.push(path);
     } else {
-      inputs.push(checkWith(path, verdict, options));
+      inputs.push(await inspect(path, verdict));
     }
   }
   return { inputs, skipped, emptyDirectories, unreadable };

@@ -2,7 +2,8 @@
  * `check` for packages: each member's bundle entries (src/inspect/locate.ts) judged for the GPU, the
  * package answering as one input whose entries name their member (`usr/lib/x.so`, `!` per level).
  * Members without device code are not entries; members with device code but none for the GPU are
- * listed in `membersWithoutCode`.
+ * listed in `membersWithoutCode`. A package found while walking a folder is checked the same way, named
+ * as the walk names it (`dir/sub/x.whl`), its entries naming their member inside it.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
 import { judgeEntries } from "../../inspect/check.js";
@@ -10,8 +11,9 @@ import type { GpuConfig } from "../../inspect/check.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { locate } from "../../inspect/locate.js";
 import { statSync } from "node:fs";
-import { checkPaths, entriesOf, verdictsFor } from "../../inspect/node/check.js";
-import type { CheckOptions, CheckRun, CheckedEntry, CheckedInput, WalkError } from "../../inspect/node/check.js";
+import { checkPaths, checkWith, entriesOf, isDamagedOffloadFile, verdictsFor } from "../../inspect/node/check.js";
+import type { CheckOptions, CheckRun, CheckedEntry, CheckedInput } from "../../inspect/node/check.js";
+import type { EntryVerdict } from "../../inspect/check.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
 import { forEachInput } from "./inputs.js";
 import { readExact } from "../../engine/source.js";
@@ -37,11 +39,16 @@ function isPackageFile(path: string): boolean {
   }
 }
 
-export async function checkPackage(path: string, gpu: GpuConfig, options: CheckOptions = {}): Promise<CheckedPackage> {
-  const verdict = verdictsFor(gpu, options);
+export function checkPackage(path: string, gpu: GpuConfig, options: CheckOptions = {}): Promise<CheckedPackage> {
+  return checkPackageWith(path, verdictsFor(gpu, options));
+}
+
+async function checkPackageWith(path: string, verdict: (id: string) => EntryVerdict): Promise<CheckedPackage> {
   const entries: CheckedEntry[] = [];
   const problems: ScanProblem[] = [];
   const membersWithoutCode: string[] = [];
+  /** Whether some member is offload code by checkFile's rule (entries, or damage where offload code is). */
+  let offloadMember = false;
   const judged = (error?: { code: string; message: string }): CheckedPackage => ({
     path,
     kind: "package",
@@ -50,7 +57,8 @@ export async function checkPackage(path: string, gpu: GpuConfig, options: CheckO
     loadable: entries.filter((e) => e.verdict.verdict === "loadable").length,
     judgement: judgeEntries(entries.map((e) => e.verdict)),
     problems,
-    offloadFile: true,
+    // In a folder, a package counts when some member is offload code, or when it could not be read to the end.
+    offloadFile: offloadMember || error !== undefined,
     membersWithoutCode,
     ...(error !== undefined ? { error } : {}),
   });
@@ -61,6 +69,7 @@ export async function checkPackage(path: string, gpu: GpuConfig, options: CheckO
       // A member's own archive members are named after it, `!` per level as everywhere in packages.
       const mine = entriesOf(location, verdict).map((e) => ({ ...e, member: e.member !== undefined ? `${name}!${e.member}` : name }));
       if (mine.some((e) => e.verdict.verdict !== "host") && !mine.some((e) => e.verdict.verdict === "loadable")) membersWithoutCode.push(name);
+      if (mine.length > 0 || (location.problems.length > 0 && isDamagedOffloadFile(location))) offloadMember = true;
       entries.push(...mine);
       problems.push(...location.problems);
     });
@@ -74,32 +83,10 @@ export async function checkPackage(path: string, gpu: GpuConfig, options: CheckO
 }
 
 /**
- * `checkPaths`, with each file that is a package checked as one input (in the order given). The paths
- * between two packages go to checkPaths together, so its walk sees a folder or file named twice as once.
+ * `checkPaths`, with each file that is a package checked as one input: named on the command line or found
+ * while walking a folder (the walk's rules unchanged: a package holding no offload code is skipped there,
+ * as any other file without it).
  */
-export async function checkPathsWithPackages(paths: readonly string[], gpu: GpuConfig, options: CheckOptions = {}): Promise<CheckRun> {
-  const inputs: CheckedInput[] = [];
-  const skipped: string[] = [];
-  const emptyDirectories: string[] = [];
-  const unreadable: WalkError[] = [];
-  let pending: string[] = [];
-  const flush = (): void => {
-    if (pending.length === 0) return;
-    const run = checkPaths(pending, gpu, options);
-    inputs.push(...run.inputs);
-    skipped.push(...run.skipped);
-    emptyDirectories.push(...run.emptyDirectories);
-    unreadable.push(...run.unreadable);
-    pending = [];
-  };
-  for (const path of paths) {
-    if (!isPackageFile(path)) {
-      pending.push(path);
-      continue;
-    }
-    flush();
-    inputs.push(await checkPackage(path, gpu, options));
-  }
-  flush();
-  return { inputs, skipped, emptyDirectories, unreadable };
+export function checkPathsWithPackages(paths: readonly string[], gpu: GpuConfig, options: CheckOptions = {}): Promise<CheckRun> {
+  return checkPaths(paths, gpu, options, (path, verdict) => (isPackageFile(path) ? checkPackageWith(path, verdict) : checkWith(path, verdict, options)));
 }
