@@ -199,36 +199,27 @@ async function manyEntries(server) {
   };
 }
 
-if (ONLY_DEB) {
+/** One part of the benchmark on its own (OFFLOAD_KIT_BENCH_ONLY): a server, the part, its results saved. */
+async function runOnly(part, name, print) {
   if (!existsSync("/usr/bin/chromium")) {
     console.log("skipped: needs /usr/bin/chromium");
     process.exit(0);
   }
   const server = await serve();
   try {
-    const deb = await debTiming(server);
-    if (deb !== undefined) saveResults("browser-deb", deb);
+    const result = await part(server);
+    if (result !== undefined) {
+      if (print) console.log(JSON.stringify({ ...result, perRun: undefined }, null, 2));
+      saveResults(name, result);
+    }
   } finally {
     server.stop();
   }
   process.exit(0);
 }
 
-if (ONLY_MANY) {
-  if (!existsSync("/usr/bin/chromium")) {
-    console.log("skipped: needs /usr/bin/chromium");
-    process.exit(0);
-  }
-  const server = await serve();
-  try {
-    const many = await manyEntries(server);
-    console.log(JSON.stringify({ ...many, perRun: undefined }, null, 2));
-    saveResults("browser-many", many);
-  } finally {
-    server.stop();
-  }
-  process.exit(0);
-}
+if (ONLY_DEB) await runOnly(debTiming, "browser-deb", false);
+if (ONLY_MANY) await runOnly(manyEntries, "browser-many", true);
 
 if (!existsSync(FILE) || !existsSync("/usr/bin/chromium")) {
   console.log(`skipped: needs ${FILE} and /usr/bin/chromium`);
