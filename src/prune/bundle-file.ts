@@ -38,6 +38,8 @@ import type { ByteSource } from "../engine/source.js";
 import { placeText, selectEntries } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
 import { materialize, planOf } from "./plan.js";
+import { isReplaced, payloadBytes, pickBundle } from "./swap.js";
+import type { ReplaceContext } from "./swap.js";
 import type { OutputPlan, Piece } from "./plan.js";
 
 export type PlainLayout =
@@ -281,6 +283,46 @@ export function planBinaryBundleReplace(source: ByteSource, id: string, payload:
     at = layout.offsets[i] + entries[i].size;
   });
   return planOf(pieces);
+}
+
+/** `replace` in a plain binary bundle read through `source`, as a plan; undefined when it has no such entry. */
+export function planReplaceInBinaryBundle(source: ByteSource, ctx: ReplaceContext, where: string): OutputPlan | undefined {
+  const plan = planBinaryBundleReplace(source, ctx.entry, ctx.payload, placeText(ctx.name, where));
+  if (plan !== undefined) isReplaced(ctx, ctx.entry, where);
+  return plan;
+}
+
+/**
+ * `replace` in a plain bundle held in memory: a binary one keeps its order and recovered alignment, a text
+ * one its comment style (what clang-offload-bundler writes for the same entries). `bytes` itself without the entry.
+ */
+export function replaceInPlainBundle(bytes: Uint8Array, ctx: ReplaceContext, where: string): Uint8Array {
+  const source = bytesSource(bytes);
+  if (startsBinaryBundle(source)) {
+    const plan = planReplaceInBinaryBundle(source, ctx, where);
+    return plan === undefined ? bytes : materialize(plan, source, ctx.codecs);
+  }
+  const place = placeText(ctx.name, where);
+  const bundle = readPlainBundle(bytes, place);
+  if (bundle === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
+  let found = false;
+  const entries = bundle.entries.map((entry) => {
+    if (!isReplaced(ctx, entry.id, where)) return entry;
+    found = true;
+    return { id: entry.id, size: ctx.payload.size, data: payloadBytes(ctx) };
+  });
+  return found ? writePlainBundle(bundle.layout, entries) : bytes;
+}
+
+/**
+ * `replace` in a bundle file of any kind. Each compressed bundle of a CCOB file is a bundle of its own for
+ * `--bundle`, re-encoded as `prune` re-encodes it; `counted` says the caller has numbered (and picked) this
+ * one already (a linked ELF file's fat binary). `bytes` itself when nothing changes.
+ */
+export function replaceInBundleFile(bytes: Uint8Array, ctx: ReplaceContext, where = "", counted = false): Uint8Array {
+  const plain = (contents: Uint8Array, inner: string) => (counted || pickBundle(ctx, inner) ? replaceInPlainBundle(contents, ctx, inner) : contents);
+  if (!(bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes))) return plain(bytes, where);
+  return editCcobMembers(bytes, ctx, where, plain);
 }
 
 export interface CompressFileOptions {

@@ -2,7 +2,7 @@
  * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation
  * unit, reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a
  * bundle file (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and
- * compression level; `replace`'s swap from ./replace.ts), and the ELF editor (src/elf-edit/) packs the
+ * compression level; `replace`'s swap, each fat binary one bundle for `--bundle`), and the ELF editor (src/elf-edit/) packs the
  * results, updates every pointer and frees the whole pages that become empty. Every fat binary stays
  * (each is registered by a constructor, so none can go without a dangling pointer); `--allow-empty`
  * leaves one with no device entry.
@@ -25,11 +25,13 @@ import type { ByteSource } from "../engine/source.js";
 import { outputPieces, planHipFatbinRewriteOf } from "../elf-edit/rewrite.js";
 import type { FatbinBundle } from "../elf-edit/hip-fatbin.js";
 import type { CompressionSettings } from "../bundler/compressed.js";
-import { compressBundleFile, decompressBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile } from "./bundle-file.js";
+import {
+  compressBundleFile, decompressBundleFile, planBinaryBundlePrune, planCompressBundleFile, planReplaceInBinaryBundle, pruneBundleFile, replaceInBundleFile,
+} from "./bundle-file.js";
 import type { CompressContext } from "./containers.js";
 import { placeText } from "./outcome.js";
-import { planReplaceInBundle, replaceInBundleBytes } from "./replace.js";
-import type { ReplaceContext } from "./replace.js";
+import { pickBundle } from "./swap.js";
+import type { ReplaceContext } from "./swap.js";
 import type { PruneContext } from "./outcome.js";
 import { materialize, planOf, planSource } from "./plan.js";
 import type { OutputPlan, Piece } from "./plan.js";
@@ -76,13 +78,14 @@ function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: Li
   }
   if (operation === "replace") {
     const replace = ctx as ReplaceContext;
-    if (replace.bundle !== undefined && replace.bundle !== bundle.index) return undefined;
+    // Fat binaries are met in index order: --bundle=N is fat binary N.
+    if (!pickBundle(replace, inner)) return undefined;
     if (bundle.format === "bundle") {
-      const plan = planReplaceInBundle(bundle.source, replace, inner);
+      const plan = planReplaceInBinaryBundle(bundle.source, replace, inner);
       return plan === undefined ? undefined : planSource(plan, bundle.source);
     }
     const bytes = readExact(bundle.source, 0, bundle.size);
-    const replaced = replaceInBundleBytes(bytes, replace, inner);
+    const replaced = replaceInBundleFile(bytes, replace, inner, true);
     return replaced === bytes ? undefined : bytesSource(replaced);
   }
   const compress = ctx as CompressContext;

@@ -1,14 +1,13 @@
 /**
  * `offload-kit replace --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run) [--json]`:
- * one code object swapped for another in a bundle file or in a linked ELF file's fat binary (src/prune/replace.ts).
+ * one code object swapped for another in any container prune edits: bundle files (binary, text, CCOB), fat
+ * objects, archives, offload binaries (raw or in `.llvm.offloading`) and linked ELF files (src/prune/replace.ts).
  */
 import { readFileSync } from "node:fs";
 import { loadNodeCodecs } from "../../node/codecs.js";
-import { bytesSource } from "../../engine/source.js";
 import { utf8ToByteString } from "../../formats/bytes.js";
 import { fileError } from "../../node/errors.js";
-import { planReplaceFile } from "../../prune/replace.js";
-import type { ReplaceContext } from "../../prune/replace.js";
+import { planReplace } from "../../prune/replace.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import { flagValue, listValue, parseLlvmInt, stringValue } from "../args.js";
@@ -20,11 +19,11 @@ import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, rep
 export const replace: Subcommand = {
   summary: "Swap one code object: --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run).",
   spec: () => ({
-    overview: "offload-kit replace: swap one entry's code object in a bundle file or a linked HIP executable or library\n",
+    overview: "offload-kit replace: swap one entry's code object in a bundle file, fat object, archive, offload binary or linked HIP executable or library\n",
     options: [
       FILES_OPTION,
       { name: "entry", kind: "string", valueName: "id", description: "Entry ID whose code object is replaced (as `offload-kit ls` prints it)", category },
-      { name: "bundle", kind: "string", valueName: "n", description: "In a linked ELF file: the fat binary (index) to edit, when several hold the entry", category },
+      { name: "bundle", kind: "string", valueName: "n", description: "The bundle to edit, counted from 0 in file order (in a linked ELF file, the fat binary), when several hold the entry", category },
       { name: "with", kind: "string", valueName: "file", description: "The new code object", category },
       ...OUTPUT_OPTIONS,
       LEVEL_OPTION("zstd level when a compressed bundle is re-encoded (default: the one found in it)"),
@@ -58,11 +57,8 @@ export const replace: Subcommand = {
       } catch (e) {
         throw fileError(withFile, e);
       }
-      const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: string[] } => {
-        const ctx: ReplaceContext = { entry: utf8ToByteString(entry), bundle, payload: bytesSource(payload), codecs, name: input, notes: [], level, replaced: [] };
-        const { container, plan } = planReplaceFile(source, ctx);
-        return { container, plan, inputSize: source.size, notes: ctx.notes, replaced: ctx.replaced };
-      });
+      const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: readonly string[] } =>
+        planReplace(source, { entry: utf8ToByteString(entry), bundle, payload, codecs, name: input, level }));
       const edit = edits[0];
       if (edit.error !== undefined) throw edit.error;
       if (json) {
