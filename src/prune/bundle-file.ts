@@ -6,9 +6,12 @@
  * the same version, method and level (src/bundler/compressed.ts, LLVM's parameters).
  *
  * Two facts the files do not record are recovered:
- * - The alignment: the largest power of two up to 64 KiB whose layout reproduces every payload offset
- *   of the original (clang uses 4096 for HIP; the bundler's default is 1). Several can reproduce a file
- *   only when every padding gap happens to be zero, and then the largest is taken. A file no alignment
+ * - The alignment: the power of two up to 64 KiB whose layout reproduces every payload offset of the
+ *   original (clang uses 4096 for HIP; the bundler's default is 1). Several reproduce a file only when
+ *   every padding gap is zero (an alignment leaving a gap is the only one that reproduces it), and then
+ *   the smallest, 1, is taken: a file with no gap at all is what -bundle-align=1 writes, while one written
+ *   at a larger alignment has a gap before its first payload unless the header happens to end on that
+ *   alignment (offsets 192, 2920, 5992 of a -bundle-align=1 file are all multiples of 8). A file no alignment
  *   reproduces (written by another tool) is rewritten with the largest power of two dividing all its
  *   offsets, and a note says so.
  * - The compression level: a CCOB header has no level field. The original contents are compressed again
@@ -68,9 +71,9 @@ export function isBundleFile(head: Uint8Array): boolean {
   return isBinaryBundle(head) || detectTextComment(head) !== undefined || (head.length >= 4 && isCompressedBundle(head));
 }
 
-/** The -bundle-align that reproduces these payload offsets (largest first), if any. */
+/** The -bundle-align that reproduces these payload offsets (smallest first; see the module comment), if any. */
 export function recoverAlignment(entries: readonly BundleEntry[]): number | undefined {
-  for (let align = MAX_ALIGN; align >= 1; align /= 2) {
+  for (let align = 1; align <= MAX_ALIGN; align *= 2) {
     const layout = layoutBinaryBundle(entries, align);
     if (layout.offsets.every((offset, i) => offset === entries[i].offset)) return align;
   }
