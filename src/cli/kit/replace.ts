@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { loadNodeCodecs } from "../../node/codecs.js";
 import { utf8ToByteString } from "../../formats/bytes.js";
+import { OffloadKitError } from "../../engine/errors.js";
 import { fileError } from "../../node/errors.js";
 import { planReplace } from "../../prune/replace.js";
 import type { PlannedEdit } from "../../prune/index.js";
@@ -42,8 +43,8 @@ export const replace: Subcommand = {
     if (destination.kind === "out-dir") return usageError(io, name, "replace writes one file: give -o <file>, --in-place or --dry-run");
     const bundleText = stringValue(values, "bundle");
     const bundle = bundleText === "" ? undefined : parseLlvmInt(bundleText);
-    if (bundle === undefined && bundleText !== "") return usageError(io, name, `--bundle must be a fat binary index, not '${bundleText}'`);
-    if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a fat binary index, not '${bundleText}'`);
+    if (bundle === undefined && bundleText !== "") return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
+    if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
     const level = levelOption(values);
     if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
     const json = flagValue(values, "json");
@@ -55,7 +56,8 @@ export const replace: Subcommand = {
       try {
         payload = new Uint8Array(readFileSync(withFile));
       } catch (e) {
-        throw fileError(withFile, e);
+        const error = fileError(withFile, e);
+        throw new OffloadKitError(error.code, `the replacement (--with) ${error.message}`, { field: "--with", cause: e });
       }
       const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: readonly string[] } =>
         planReplace(source, { entry: utf8ToByteString(entry), bundle, payload, codecs, name: input, level }));
