@@ -162,7 +162,8 @@ export class OffloadKitWorker {
 
   /**
    * `offload-kit prune --keep=GPU,...` of `file`, as the parts the output is made of (src/browser/protocol.ts);
-   * `prunedBlob` puts them together. Linked ELF files are refused (LINKED_ELF_NOT_YET), as the library does.
+   * `prunedBlob` puts them together. Linked ELF files (executables, shared libraries) too: their output is
+   * slices of `file` and the bytes the ELF editor made, never the whole file in memory.
    */
   async prune(file: Blob, keep: readonly string[], options: { name?: string } = {}): Promise<PruneReply> {
     const name = options.name ?? ((file as File).name || "blob");

@@ -18,6 +18,7 @@ import { OffloadKitError } from "../engine/errors.js";
 import { planPrune } from "../prune/index.js";
 import { splitResult } from "./report-parts.js";
 import { inspectPackage, readPackageMember } from "./packages.js";
+import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
 
@@ -76,7 +77,9 @@ function fileKey(file: Blob): string {
  * `offload-kit prune --keep` of a file, as parts the page puts together (src/browser/protocol.ts PrunedPart):
  * ranges of the input stay ranges (the kept code objects of a plain bundle are sliced from the File, never
  * read here), made bytes are copied out of whatever larger buffer holds them (structured clone would copy
- * that whole buffer) and transferred; an output to be compressed is made here, whole.
+ * that whole buffer) and transferred; an output to be compressed is made here, whole. A linked library's
+ * plan (src/prune/linked-elf.ts) is ranges of the File too (kept payloads, everything that does not move),
+ * plus the patched headers and pointers, zeros, and any fat binary re-encoded here (a pruned CCOB).
  */
 function pruned(source: BlobSource, name: string, keep: readonly string[], codecs: Codecs): { result: PruneReply; transfer: Transferable[] } {
   const plan = planPrune(source, { keep, codecs, name });
@@ -89,7 +92,15 @@ function pruned(source: BlobSource, name: string, keep: readonly string[], codec
   };
   if (plan.plan === undefined) parts.push({ offset: 0, size: source.size });
   else if (plan.plan.compress !== undefined) bytes(materialize(plan.plan, source, codecs));
-  else for (const piece of plan.plan.pieces) ("bytes" in piece ? bytes(piece.bytes) : parts.push(piece));
+  else {
+    for (const piece of plan.plan.pieces) {
+      if ("bytes" in piece) bytes(piece.bytes);
+      else if ("zeros" in piece) parts.push(piece);
+      // A range of something other than the File (a linked library's re-encoded CCOB): made here.
+      else if (piece.source !== undefined) bytes(piece.source.bytes?.subarray(piece.offset, piece.offset + piece.size) ?? readExact(piece.source, piece.offset, piece.size));
+      else parts.push({ offset: piece.offset, size: piece.size });
+    }
+  }
   const outputSize = parts.reduce((n, p) => n + ("bytes" in p ? p.bytes.length : "zeros" in p ? p.zeros : p.size), 0);
   return {
     result: {

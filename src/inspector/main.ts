@@ -9,7 +9,6 @@
  * `offload-kit ls --json` prints. Whatever goes wrong is shown where the file's results would be.
  */
 import { OffloadKitWorker, prunedBlob } from "../browser/client.js";
-import { isLinkedElf } from "../prune/linked-elf.js";
 import { memberDisplayPath } from "../packages/walk.js";
 import type { InspectResult, PackageResult } from "../browser/protocol.js";
 import type { InspectProgress } from "../browser/inspect.js";
@@ -311,18 +310,6 @@ function zipButton(item: Shown, label: string, rows: () => readonly Row[], zipNa
   return button;
 }
 
-/**
- * Why `prune` cannot edit this file in the page, or undefined when it can: linked ELF files (executables and
- * shared libraries, librocsparse's kind) are edited by the ELF editor, which the library does not include
- * yet (src/prune/linked-elf.ts refuses them). Bundles (binary, text, compressed), offload binaries,
- * archives and ELF objects it edits. Read from the file's first bytes, as prune tells them apart.
- */
-async function pruneRefusal(file: File): Promise<string | undefined> {
-  const head = new Uint8Array(await file.slice(0, 64).arrayBuffer());
-  if (isLinkedElf(head)) return "not offered for linked ELF files (executables, shared libraries): their .hip_fatbin is edited by the ELF editor, which this page does not include yet; offload-kit prune says the same";
-  return undefined;
-}
-
 /** `lib.bc` pruned for `gfx90a:xnack-`: `lib-gfx90a_xnack-.bc` (':' as extract writes it, '_'). */
 function prunedName(name: string, gpu: string): string {
   const dot = name.lastIndexOf(".");
@@ -602,7 +589,9 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
     expand.addEventListener("click", () => void expandAll(item, expand));
     item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.name)}-matching.zip`);
     item.zipMatches.hidden = true;
-    item.pruneRefusal = item.member !== undefined ? MEMBER_PRUNE_REFUSAL : await pruneRefusal(item.file);
+    // Every file prune edits is offered, linked ELF libraries included (the worker plans the ELF edit and
+    // answers with slices of the File and the bytes it made); a file prune refuses shows prune's message.
+    item.pruneRefusal = item.member !== undefined ? MEMBER_PRUNE_REFUSAL : undefined;
     section.append(element("div", { className: "file-actions" }, expand,
       zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
   }
