@@ -13,11 +13,12 @@
  * In an object without a host entry every bundle section is taken off and added back in its order.
  * The whole object is one bundle for `--bundle`.
  */
+import { OffloadKitError } from "../engine/errors.js";
 import { bytesSource } from "../engine/source.js";
 import { bundleObject, hostObject, isObjectHostEntry, objectBundleEntries } from "../bundler/object-bundle.js";
 import { ELF_BUNDLE_SECTION_PREFIX } from "../formats/elf.js";
 import { removeSections } from "../objcopy/index.js";
-import { selectEntries } from "./outcome.js";
+import { placeText, selectEntries } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
 import { isReplaced, payloadBytes, pickBundle } from "./swap.js";
 import type { ReplaceContext } from "./swap.js";
@@ -53,6 +54,15 @@ export function replaceInFatObject(bytes: Uint8Array, ctx: ReplaceContext, where
   if (!swapped.includes(true)) return bytes;
   const hostIndex = entries.findIndex((entry) => isObjectHostEntry(source, entry));
   const replacement = payloadBytes(ctx);
-  const host = swapped[hostIndex] === true ? replacement : hostObject(bytes);
-  return bundleObject(host, entries.map((e) => e.id), hostIndex, (i) => (swapped[i] ? replacement : bytes.subarray(entries[i].offset, entries[i].offset + entries[i].size)));
+  const newHost = swapped[hostIndex] === true;
+  const host = newHost ? replacement : hostObject(bytes);
+  const payload = (i: number) => (swapped[i] ? replacement : bytes.subarray(entries[i].offset, entries[i].offset + entries[i].size));
+  try {
+    return bundleObject(host, entries.map((e) => e.id), hostIndex, payload);
+  } catch (e) {
+    // The object being written is the replacement: say so, not that the input is no ELF file.
+    if (!newHost || !(e instanceof OffloadKitError)) throw e;
+    throw new OffloadKitError(e.code, `${placeText(ctx.name, where)}: the replacement for the host entry must be the new host object (an ELF object): ${e.message}`,
+      { field: "--with", cause: e });
+  }
 }

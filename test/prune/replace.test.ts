@@ -9,7 +9,8 @@ import { OffloadKitError } from "../../src/engine/errors.js";
 import { parseBinaryBundle, writeBinaryBundle } from "../../src/formats/bundle.js";
 import { memberData, readArchive, writeArchive } from "../../src/formats/archive.js";
 import { readTextBundle, writeTextBundle } from "../../src/formats/text-bundle.js";
-import { parseOffloadBinaries, writeOffloadBinary } from "../../src/formats/offload-binary.js";
+import { parseOffloadBinaries, writeOffloadBinary, writeOffloadBinaryMulti } from "../../src/formats/offload-binary.js";
+import { readFileSync as readFixture } from "node:fs";
 import { nodeCodecs } from "../../src/node/codecs.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
 import { replace, replaceWith, transformWith } from "../../src/prune/index.js";
@@ -99,6 +100,21 @@ describe("replace in memory", () => {
     expect(result.replaced).toEqual(["offload binary 1"]);
     expect(result.output).toEqual(new Uint8Array([...file.subarray(0, image("gfx90a", payload(100)).length), ...image("gfx1100", NEW)]));
     expect(parseOffloadBinaries(result.output).images.map((i) => i.arch)).toEqual(["gfx90a", "gfx1100"]);
+  });
+
+  it("a version 2 binary of several images is written again whole, with the same strings", () => {
+    const images = [
+      { imageKind: 2, offloadKind: 3, flags: 0, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx90a"]] as [string, string][], image: payload(64) },
+      { imageKind: 2, offloadKind: 3, flags: 1, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx1100"], ["feature", "+wavefrontsize64"]] as [string, string][], image: payload(90) },
+    ];
+    const result = replaceWith(writeOffloadBinaryMulti(images, { version: 2 }), { entry: "hip-amdgcn-amd-amdhsa--gfx90a", payload: NEW, codecs });
+    expect(result.output).toEqual(writeOffloadBinaryMulti([{ ...images[0], image: NEW }, images[1]], { version: 2 }));
+  });
+
+  it("a fat object's host entry replaced by something not an object is refused, naming the file", () => {
+    const fat = new Uint8Array(readFixture(new URL("../fixtures/hosts/fat.o", import.meta.url)));
+    const error = errorOf(() => replaceWith(fat, { entry: "host-x86_64-pc-linux-gnu-", payload: NEW, codecs, name: "fat.o" }));
+    expect(error.message).toBe("fat.o: the replacement for the host entry must be the new host object (an ELF object): not an ELF file (no \\x7fELF magic)");
   });
 
   it("errors name the file, the entry and the bundle", () => {
