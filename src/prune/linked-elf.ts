@@ -1,18 +1,19 @@
 /**
- * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation
- * unit, reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a
- * bundle file (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and
- * compression level; `replace`'s swap, each fat binary one bundle for `--bundle`), and the ELF editor
- * (src/elf-edit/) packs the results, updates every pointer and frees the whole pages that become empty. Every fat binary stays
- * (each is registered by a constructor, so none can go without a dangling pointer); `--allow-empty`
- * leaves one with no device entry.
+ * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation unit,
+ * reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a bundle file
+ * (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and compression level;
+ * `replace`'s swap, each fat binary one bundle for `--bundle`), and the ELF editor (src/elf-edit/) packs the
+ * results, updates every pointer and frees the whole pages that become empty. Every fat binary stays (each is
+ * registered by a constructor, so none can go without a dangling pointer); `--allow-empty` leaves one with no
+ * device entry.
  *
- * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain
- * bundle is its new header and ranges of the input (./plan.ts `planSource`, expanded into the file's
- * plan); a CCOB to prune and a plain bundle to compress are read, one at a time, while planning, and only the (compressed) result is kept
- * until it is written (in Node, compress hands every plain bundle to a BundleCompressor, which compresses
- * them on worker threads into a temporary file instead); a CCOB to decompress is decoded while planning for its size and again when written
- * (`decodedWhenRead`). The plan returned copies every other byte from the input.
+ * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain bundle is
+ * its new header and ranges of the input (./plan.ts `planSource`, expanded into the file's plan); a CCOB to
+ * prune and a plain bundle to compress are read, one at a time, while planning, and only the (compressed)
+ * result is kept until it is written (in Node, compress hands every plain bundle to a BundleCompressor, which
+ * compresses them on worker threads into a temporary file instead); a CCOB to decompress is decoded while
+ * planning for its size and again when written (`decodedWhenRead`). The plan returned copies every other byte
+ * from the input.
  *
  * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
  * byte 44 of ELF32 headers, 56 of ELF64 ones; gABI "ELF Header"). Relocatable objects (ET_REL, no program
