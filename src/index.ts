@@ -9,8 +9,8 @@ export {
 } from "./formats/ccob.js";
 export type { CcobHeader, CcobMember, CcobVersion, CcobWalk } from "./formats/ccob.js";
 export { loadBrowserCodecs } from "./compress/browser.js";
-export { prune } from "./prune/index.js";
-export type { PruneOptions, PruneResult } from "./prune/index.js";
+export { prune, replace } from "./prune/index.js";
+export type { PruneOptions, PruneResult, ReplaceOptions, ReplaceResult } from "./prune/index.js";
 export type { Codecs, Md5Hasher } from "./compress/codecs.js";
 export { validateBundlerOptions } from "./bundler/options.js";
 export type { BundlerJob, BundlerOptions } from "./bundler/options.js";

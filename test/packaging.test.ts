@@ -65,7 +65,7 @@ describe("package", () => {
   });
 
   it("keeps node:* out of the browser entry points' import graphs", () => {
-    for (const entry of ["src/index.ts", "src/formats/bundle.ts", "src/formats/text-bundle.ts", "src/formats/offload-binary.ts", "src/target-id/index.ts", "src/prune/index.ts", "src/engine/select.ts", "src/wrapper/index.ts", "src/browser/index.ts", "src/browser/worker-entry.ts", "src/inspector/main.ts"]) {
+    for (const entry of ["src/index.ts", "src/formats/bundle.ts", "src/formats/text-bundle.ts", "src/formats/offload-binary.ts", "src/target-id/index.ts", "src/prune/index.ts", "src/prune/replace.ts", "src/elf-edit/index.ts", "src/engine/select.ts", "src/wrapper/index.ts", "src/browser/index.ts", "src/browser/worker-entry.ts", "src/inspector/main.ts"]) {
       const graph = importGraph(join(root, entry));
       expect(graph.size).toBeGreaterThan(0);
       for (const [file, specifiers] of graph) {
@@ -76,6 +76,12 @@ describe("package", () => {
         expect(code.filter((line) => line.includes("import.meta")), `${file} (reached from ${entry})`).toEqual([]);
       }
     }
+  });
+
+  it("puts the ELF editor in the worker the inspector page runs (its pruned download of linked libraries)", () => {
+    const graph = importGraph(join(root, "src/browser/worker-entry.ts"));
+    for (const file of ["src/prune/linked-elf.ts", "src/elf-edit/rewrite.ts", "src/elf-edit/hip-fatbin.ts"]) expect(graph.has(join(root, file)), file).toBe(true);
+    expect(graph.has(join(root, "src/elf-edit/node.ts"))).toBe(false);
   });
 
   it("falls back to the TypeScript engine where WebAssembly does not exist", () => {

@@ -162,8 +162,10 @@ export class OffloadKitWorker {
 
   /**
    * `offload-kit prune --keep=GPU,...` of `file`, as the parts the output is made of (src/browser/protocol.ts);
-   * `prunedBlob` puts them together. With `member`, that member of the package `file` is (as inspectPackage
-   * named it): what `offload-kit prune` writes for the member extracted.
+   * `prunedBlob` puts them together. Linked ELF files (executables, shared libraries) too: their output is
+   * slices of `file` and the bytes the ELF editor made, never the whole file in memory. With `member`, that
+   * member of the package `file` is (as inspectPackage named it): what `offload-kit prune` writes for the
+   * member extracted.
    */
   async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[] } = {}): Promise<PruneReply> {
     const name = options.name ?? ((file as File).name || "blob");

@@ -77,7 +77,9 @@ function fileKey(file: Blob): string {
  * `offload-kit prune --keep` of a file, as parts the page puts together (src/browser/protocol.ts PrunedPart):
  * ranges of the input stay ranges (the kept code objects of a plain bundle are sliced from the File, never
  * read here), made bytes are copied out of whatever larger buffer holds them (structured clone would copy
- * that whole buffer) and transferred; an output to be compressed is made here, whole.
+ * that whole buffer) and transferred; an output to be compressed is made here, whole. A linked library's
+ * plan (src/prune/linked-elf.ts) is ranges of the File too (kept payloads, everything that does not move),
+ * plus the patched headers and pointers, zeros, and any fat binary re-encoded here (a pruned CCOB).
  */
 function pruned(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs, ranges: "ranges" | "bytes"): { result: PruneReply; transfer: Transferable[] } {
   const plan = planPrune(source, { keep, codecs, name });
@@ -96,8 +98,8 @@ function pruned(source: ByteSource, name: string, keep: readonly string[], codec
     for (const piece of plan.plan.pieces) {
       if ("bytes" in piece) bytes(piece.bytes);
       else if ("zeros" in piece) parts.push(piece);
-      // A range of something other than the input (a pruned bundle a linked ELF's plan packs) is made here.
-      else if (piece.source !== undefined) bytes(readExact(piece.source, piece.offset, piece.size));
+      // A range of something other than the input (a linked library's re-encoded CCOB): made here.
+      else if (piece.source !== undefined) bytes(piece.source.bytes?.subarray(piece.offset, piece.offset + piece.size) ?? readExact(piece.source, piece.offset, piece.size));
       else range(piece.offset, piece.size);
     }
   }

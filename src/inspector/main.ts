@@ -9,7 +9,6 @@
  * `offload-kit ls --json` prints. Whatever goes wrong is shown where the file's results would be.
  */
 import { OffloadKitWorker, prunedBlob } from "../browser/client.js";
-import { isLinkedElf } from "../prune/linked-elf.js";
 import { memberDisplayPath } from "../packages/walk.js";
 import type { InspectResult, PackageMemberResult, PackageResult } from "../browser/protocol.js";
 import type { InspectProgress } from "../browser/inspect.js";
@@ -310,27 +309,17 @@ function zipButton(item: Shown, label: string, rows: () => readonly Row[], zipNa
 }
 
 /**
- * Why `prune` cannot edit this file in the page, or undefined when it can: linked ELF files (executables and
- * shared libraries, librocsparse's kind) are edited by the ELF editor, which the library does not include
- * yet (src/prune/linked-elf.ts refuses them). Bundles (binary, text, compressed), offload binaries,
- * archives and ELF objects it edits. Read from the file's first bytes, as prune tells them apart.
- */
-async function pruneRefusal(file: File): Promise<string | undefined> {
-  const head = new Uint8Array(await file.slice(0, 64).arrayBuffer());
-  return isLinkedElf(head) ? LINKED_ELF_REFUSAL : undefined;
-}
-
-const LINKED_ELF_REFUSAL = "not offered for linked ELF files (executables, shared libraries): their .hip_fatbin is edited by the ELF editor, which this page does not include yet; offload-kit prune says the same";
-
-/**
- * pruneRefusal for a package member, from the container the worker found it to be while it had the member
- * (src/browser/packages.ts): the download is the member pruned, as `offload-kit prune` writes it for the
- * member extracted (the package itself is not rebuilt).
+ * Why `prune` is not offered for a package member, or undefined when it is, from the container the worker
+ * found it to be while it had the member (src/browser/packages.ts): the download is the member pruned, as
+ * `offload-kit prune` writes it for the member extracted (the package itself is not rebuilt). A member the
+ * worker must hold whole is a bundle-sized thing; a linked library (librocsparse's 1.3 GB) is not offered.
  */
 function memberPruneRefusal(member: PackageMemberResult): string | undefined {
   if (member.editableAs === undefined) return "not offered for this member: it is none of the files offload-kit prune edits (bundles, compressed bundles, offload binaries, archives, ELF objects)";
-  return member.editableAs === "linked ELF" ? LINKED_ELF_REFUSAL : undefined;
+  return member.editableAs === "linked ELF" ? LINKED_ELF_MEMBER_REFUSAL : undefined;
 }
+
+const LINKED_ELF_MEMBER_REFUSAL = "not offered for linked ELF files inside a package: the page would hold the decoded library whole; drop the extracted library on the page (or run offload-kit prune on it)";
 
 /** `lib.bc` pruned for `gfx90a:xnack-`: `lib-gfx90a_xnack-.bc` (':' as extract writes it, '_'). */
 function prunedName(name: string, gpu: string): string {
@@ -613,8 +602,10 @@ async function renderResult(item: Shown, result: InspectResult, status: HTMLElem
     expand.addEventListener("click", () => void expandAll(item, expand));
     item.zipMatches = zipButton(item, "Download matching as zip", () => item.matched, () => `${fileStem(item.name)}-matching.zip`);
     item.zipMatches.hidden = true;
+    // Every file prune edits is offered, linked ELF libraries included (the worker plans the ELF edit and
+    // answers with slices of the File and the bytes it made); a file prune refuses shows prune's message.
     // A member's was set from the package walk (renderPackage).
-    if (item.member === undefined) item.pruneRefusal = await pruneRefusal(item.file);
+    if (item.member === undefined) item.pruneRefusal = undefined;
     section.append(element("div", { className: "file-actions" }, expand,
       zipButton(item, `Download all ${formatCount(item.rows.length)} as zip`, () => item.rows, () => `${fileStem(item.name)}-entries.zip`), item.zipMatches, pruneButton(item)));
   }

@@ -6,9 +6,12 @@
  * the same version, method and level (src/bundler/compressed.ts, LLVM's parameters).
  *
  * Two facts the files do not record are recovered:
- * - The alignment: the largest power of two up to 64 KiB whose layout reproduces every payload offset
- *   of the original (clang uses 4096 for HIP; the bundler's default is 1). Several can reproduce a file
- *   only when every padding gap happens to be zero, and then the largest is taken. A file no alignment
+ * - The alignment: the power of two up to 64 KiB whose layout reproduces every payload offset of the
+ *   original (clang uses 4096 for HIP; the bundler's default is 1). Several reproduce a file only when
+ *   every padding gap is zero (an alignment leaving a gap is the only one that reproduces it), and then
+ *   the smallest, 1, is taken: a file with no gap at all is what -bundle-align=1 writes, while one written
+ *   at a larger alignment has a gap before its first payload unless the header happens to end on that
+ *   alignment (offsets 192, 2920, 5992 of a -bundle-align=1 file are all multiples of 8). A file no alignment
  *   reproduces (written by another tool) is rewritten with the largest power of two dividing all its
  *   offsets, and a note says so.
  * - The compression level: a CCOB header has no level field. The original contents are compressed again
@@ -38,6 +41,8 @@ import type { ByteSource } from "../engine/source.js";
 import { placeText, selectEntries } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
 import { materialize, planOf } from "./plan.js";
+import { isReplaced, payloadBytes, pickBundle } from "./swap.js";
+import type { ReplaceContext } from "./swap.js";
 import type { OutputPlan, Piece } from "./plan.js";
 
 export type PlainLayout =
@@ -66,9 +71,9 @@ export function isBundleFile(head: Uint8Array): boolean {
   return isBinaryBundle(head) || detectTextComment(head) !== undefined || (head.length >= 4 && isCompressedBundle(head));
 }
 
-/** The -bundle-align that reproduces these payload offsets (largest first), if any. */
+/** The -bundle-align that reproduces these payload offsets (smallest first; see the module comment), if any. */
 export function recoverAlignment(entries: readonly BundleEntry[]): number | undefined {
-  for (let align = MAX_ALIGN; align >= 1; align /= 2) {
+  for (let align = 1; align <= MAX_ALIGN; align *= 2) {
     const layout = layoutBinaryBundle(entries, align);
     if (layout.offsets.every((offset, i) => offset === entries[i].offset)) return align;
   }
@@ -281,6 +286,46 @@ export function planBinaryBundleReplace(source: ByteSource, id: string, payload:
     at = layout.offsets[i] + entries[i].size;
   });
   return planOf(pieces);
+}
+
+/** `replace` in a plain binary bundle read through `source`, as a plan; undefined when it has no such entry. */
+export function planReplaceInBinaryBundle(source: ByteSource, ctx: ReplaceContext, where: string): OutputPlan | undefined {
+  const plan = planBinaryBundleReplace(source, ctx.entry, ctx.payload, placeText(ctx.name, where));
+  if (plan !== undefined) isReplaced(ctx, ctx.entry, where);
+  return plan;
+}
+
+/**
+ * `replace` in a plain bundle held in memory: a binary one keeps its order and recovered alignment, a text
+ * one its comment style (what clang-offload-bundler writes for the same entries). `bytes` itself without the entry.
+ */
+export function replaceInPlainBundle(bytes: Uint8Array, ctx: ReplaceContext, where: string): Uint8Array {
+  const source = bytesSource(bytes);
+  if (startsBinaryBundle(source)) {
+    const plan = planReplaceInBinaryBundle(source, ctx, where);
+    return plan === undefined ? bytes : materialize(plan, source, ctx.codecs);
+  }
+  const place = placeText(ctx.name, where);
+  const bundle = readPlainBundle(bytes, place);
+  if (bundle === undefined) throw new OffloadKitError("NOT_A_BUNDLE", `${place}: not an offload bundle`, { offset: 0, field: "magic" });
+  let found = false;
+  const entries = bundle.entries.map((entry) => {
+    if (!isReplaced(ctx, entry.id, where)) return entry;
+    found = true;
+    return { id: entry.id, size: ctx.payload.size, data: payloadBytes(ctx) };
+  });
+  return found ? writePlainBundle(bundle.layout, entries) : bytes;
+}
+
+/**
+ * `replace` in a bundle file of any kind. Each compressed bundle of a CCOB file is a bundle of its own for
+ * `--bundle`, re-encoded as `prune` re-encodes it; `counted` says the caller has numbered (and picked) this
+ * one already (a linked ELF file's fat binary). `bytes` itself when nothing changes.
+ */
+export function replaceInBundleFile(bytes: Uint8Array, ctx: ReplaceContext, where = "", counted = false): Uint8Array {
+  const plain = (contents: Uint8Array, inner: string) => (counted || pickBundle(ctx, inner) ? replaceInPlainBundle(contents, ctx, inner) : contents);
+  if (!(bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes))) return plain(bytes, where);
+  return editCcobMembers(bytes, ctx, where, plain);
 }
 
 export interface CompressFileOptions {

@@ -3,7 +3,7 @@
  * says how to recognise its container from the bytes and how to apply each operation; an operation
  * returns the very array it was given when it changes nothing. Adding a container is adding one entry.
  *
- * | container | prune | compress / decompress |
+ * | container | prune, replace | compress / decompress |
  * |---|---|---|
  * | linked ELF (executable, shared library) | ./linked-elf.ts | ./linked-elf.ts |
  * | bundle file: binary, text, CCOB | ./bundle-file.ts | plain ⇄ CCOB |
@@ -16,16 +16,23 @@ import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
 import type { CcobVersion } from "../formats/ccob.js";
 import { editArchive, isArchive } from "./archive.js";
+import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import {
-  compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile, startsBinaryBundle,
+  compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, planReplaceInBinaryBundle, pruneBundleFile,
+  replaceInBundleFile, startsBinaryBundle,
 } from "./bundle-file.js";
-import { isFatObject, pruneFatObject } from "./fat-object.js";
+import { isFatObject, pruneFatObject, replaceInFatObject } from "./fat-object.js";
 import { editLinkedElf, isLinkedElf, planLinkedElf } from "./linked-elf.js";
-import { hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections } from "./offload-binary.js";
+import {
+  hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections, replaceInOffloadBlob, replaceInOffloadingSections,
+} from "./offload-binary.js";
 import { placeText } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
+import { planOf } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
+import { pickBundle } from "./swap.js";
+import type { ReplaceContext } from "./swap.js";
 
 export interface CompressContext {
   /** compress: the CCOB version (default 2) and zstd level (default 3). */
@@ -47,7 +54,10 @@ export interface Container {
   planPrune?(source: ByteSource, ctx: PruneContext, where: string): OutputPlan | "unchanged" | undefined;
   planCompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
   planDecompress?(source: ByteSource, ctx: CompressContext, where: string): OutputPlan | "unchanged" | undefined;
+  planReplace?(source: ByteSource, ctx: ReplaceContext, where: string): OutputPlan | "unchanged" | undefined;
   prune(bytes: Uint8Array, ctx: PruneContext, where: string): Uint8Array;
+  /** Swaps `ctx.entry`'s code object in the bundles `--bundle` picks, recording each place in `ctx.replaced`. */
+  replace(bytes: Uint8Array, ctx: ReplaceContext, where: string): Uint8Array;
   compress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
   decompress(bytes: Uint8Array, ctx: CompressContext, where: string): Uint8Array;
 }
@@ -64,6 +74,11 @@ const bundleFile: Container = {
   prune: (bytes, ctx, where) => pruneBundleFile(bytes, ctx, where),
   planPrune: (source, ctx, where) => (startsBinaryBundle(source) ? planBinaryBundlePrune(source, ctx, where) ?? "unchanged" : undefined),
   planCompress: (source, ctx, where) => planCompressBundleFile(source, ctx, placeText(ctx.name, where)) ?? "unchanged",
+  planReplace: (source, ctx, where) => {
+    if (!startsBinaryBundle(source)) return undefined;
+    return pickBundle(ctx, where) ? planReplaceInBinaryBundle(source, ctx, where) ?? "unchanged" : "unchanged";
+  },
+  replace: (bytes, ctx, where) => replaceInBundleFile(bytes, ctx, where),
   compress: (bytes, ctx, where) => compressBundleFile(bytes, { version: ctx.version, level: ctx.level, codecs: ctx.codecs }, placeText(ctx.name, where)) ?? bytes,
   decompress: (bytes, ctx, where) => decompressBundleFile(bytes, ctx.codecs, placeText(ctx.name, where)) ?? bytes,
 };
@@ -72,6 +87,7 @@ const offloadBinaries: Container = {
   name: "offload binary",
   matches: isOffloadBinary,
   prune: (bytes, ctx, where) => pruneOffloadBlob(bytes, ctx, where),
+  replace: (bytes, ctx, where) => replaceInOffloadBlob(bytes, ctx, where),
   compress: refuse("offload binaries", "compressing"),
   decompress: (bytes) => bytes,
 };
@@ -80,6 +96,7 @@ const fatObject: Container = {
   name: "fat object",
   matches: isFatObject,
   prune: (bytes, ctx, where) => pruneFatObject(bytes, ctx, where),
+  replace: (bytes, ctx, where) => replaceInFatObject(bytes, ctx, where),
   // clang-offload-bundler -type=o -compress writes the same object as without -compress (observed with 19).
   compress: (bytes, ctx, where) => {
     ctx.notes.push(`${placeText(ctx.name, where)}: a fat object's sections stay uncompressed (clang-offload-bundler -type=o ignores -compress)`);
@@ -92,6 +109,7 @@ const offloadingObject: Container = {
   name: "object with .llvm.offloading",
   matches: hasOffloadingSection,
   prune: (bytes, ctx, where) => pruneOffloadingSections(bytes, ctx, where),
+  replace: (bytes, ctx, where) => replaceInOffloadingSections(bytes, ctx, where),
   compress: refuse("objects with .llvm.offloading", "compressing"),
   decompress: (bytes) => bytes,
 };
@@ -107,6 +125,7 @@ const archive: Container = {
   name: "archive",
   matches: isArchive,
   prune: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.prune(data, ctx, where) ?? data),
+  replace: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.replace(data, ctx, where) ?? data),
   compress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.compress(data, ctx, where) : data)),
   decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.decompress(data, ctx, where) : data)),
 };
@@ -117,6 +136,8 @@ const linkedElf: Container = {
   planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx, where),
   planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx, where),
   planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx, where),
+  planReplace: (source, ctx, where) => planLinkedElf("replace", source, ctx, where),
+  replace: (bytes, ctx, where) => editLinkedElf("replace", bytes, ctx, where),
   prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx, where),
   compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx, where),
   decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx, where),
@@ -134,4 +155,38 @@ export function containerOf(bytes: Uint8Array, name: string): Container {
       { offset: 0, field: "magic" });
   }
   return found;
+}
+
+const HEAD_SIZE = 64;
+
+/**
+ * The container prune would take `source` for (its name, as PlannedEdit.container gives it), chosen as
+ * planContainerEdit chooses it: by the first bytes, else by the whole input; undefined when it is none of them.
+ */
+export function editableContainerOf(source: ByteSource): string | undefined {
+  const head = readExact(source, 0, Math.min(source.size, HEAD_SIZE));
+  const found = CONTAINERS.find((c) => c.matches(head));
+  if (found !== undefined) return found.name;
+  const bytes = source.bytes ?? readExact(source, 0, source.size);
+  return CONTAINERS.find((c) => c.matches(bytes))?.name;
+}
+
+/**
+ * Runs `operation` on the container of `source`: through its planner when it has one for this input
+ * (reading only what it needs), else over the whole bytes.
+ */
+export function planContainerEdit<C extends { readonly name: string }>(
+  source: ByteSource,
+  ctx: C,
+  planner: (container: Container) => ((source: ByteSource, ctx: C, where: string) => OutputPlan | "unchanged" | undefined) | undefined,
+  operation: (container: Container, bytes: Uint8Array, ctx: C) => Uint8Array,
+): { container: string; plan: OutputPlan | undefined } {
+  const head = readExact(source, 0, Math.min(source.size, HEAD_SIZE));
+  const streaming = CONTAINERS.find((c) => c.matches(head));
+  const plan = streaming === undefined ? undefined : planner(streaming)?.(source, ctx, "");
+  if (plan !== undefined) return { container: streaming!.name, plan: plan === "unchanged" ? undefined : plan };
+  const bytes = source.bytes ?? readExact(source, 0, source.size);
+  const container = containerOf(bytes, ctx.name);
+  const output = operation(container, bytes, ctx);
+  return { container: container.name, plan: output === bytes ? undefined : planOf([{ bytes: output }]) };
 }

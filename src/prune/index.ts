@@ -16,10 +16,11 @@ import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import type { CcobVersion } from "../formats/ccob.js";
 import { bytesSource } from "../engine/source.js";
-import { CONTAINERS, containerOf } from "./containers.js";
-import type { CompressContext, Container } from "./containers.js";
+import { planContainerEdit } from "./containers.js";
+import type { CompressContext } from "./containers.js";
+import { named } from "./outcome.js";
 import type { EntryOutcome, PruneContext } from "./outcome.js";
-import { materialize, planOf } from "./plan.js";
+import { materialize } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
 import { parseSelection } from "./select.js";
 import type { Selection } from "./select.js";
@@ -27,9 +28,11 @@ import type { Selection } from "./select.js";
 export { decideEntry, expandGpu, parseSelection, selectionText } from "./select.js";
 export type { EntryDecision, GpuChoice, Selection, SelectionMode } from "./select.js";
 export type { EntryOutcome } from "./outcome.js";
-export { CONTAINERS, containerOf } from "./containers.js";
+export { CONTAINERS, containerOf, editableContainerOf } from "./containers.js";
 export type { OutputPlan, Piece } from "./plan.js";
 export type { Container } from "./containers.js";
+export { planReplace, replace, replaceWith } from "./replace.js";
+export type { PlannedReplace, ReplaceOptions, ReplaceResult } from "./replace.js";
 
 export interface PruneOptions {
   /** GPUs whose devices must still find their code (`gfx90a`, `gfx90a:xnack-`, `gfx1100`, `sm_80`). */
@@ -93,58 +96,12 @@ export interface PlannedPrune extends PlannedEdit {
   readonly entries: readonly EntryOutcome[];
 }
 
-const HEAD_SIZE = 64;
-
-/**
- * The container prune would take `source` for (its name, as PlannedEdit.container gives it), chosen as
- * planEdit chooses it: by the first bytes, else by the whole input; undefined when it is none of them.
- */
-export function editableContainerOf(source: ByteSource): string | undefined {
-  const head = readExact(source, 0, Math.min(source.size, HEAD_SIZE));
-  const found = CONTAINERS.find((c) => c.matches(head));
-  if (found !== undefined) return found.name;
-  const bytes = source.bytes ?? readExact(source, 0, source.size);
-  return CONTAINERS.find((c) => c.matches(bytes))?.name;
-}
-
-/**
- * Runs `operation` on the container of `source`: through its planner when it has one for this input
- * (reading only what it needs), else over the whole bytes.
- */
-function planEdit<C extends { readonly name: string }>(
-  source: ByteSource,
-  ctx: C,
-  planner: (container: Container) => ((source: ByteSource, ctx: C, where: string) => OutputPlan | "unchanged" | undefined) | undefined,
-  operation: (container: Container, bytes: Uint8Array, ctx: C) => Uint8Array,
-): { container: string; plan: OutputPlan | undefined } {
-  const head = readExact(source, 0, Math.min(source.size, HEAD_SIZE));
-  const streaming = CONTAINERS.find((c) => c.matches(head));
-  const plan = streaming === undefined ? undefined : planner(streaming)?.(source, ctx, "");
-  if (plan !== undefined) return { container: streaming!.name, plan: plan === "unchanged" ? undefined : plan };
-  const bytes = source.bytes ?? readExact(source, 0, source.size);
-  const container = containerOf(bytes, ctx.name);
-  const output = operation(container, bytes, ctx);
-  return { container: container.name, plan: output === bytes ? undefined : planOf([{ bytes: output }]) };
-}
-
-/** Every error names the input first (`lib.so: ...`), whichever layer raised it. */
-function named<T>(name: string, run: () => T): T {
-  try {
-    return run();
-  } catch (e) {
-    if (e instanceof OffloadKitError && !e.message.startsWith(`${name}:`) && !e.message.startsWith(`${name} (`)) {
-      throw new OffloadKitError(e.code, `${name}: ${e.message}`, { offset: e.offset, field: e.field, cause: e });
-    }
-    throw e;
-  }
-}
-
 /** Plans `prune` over a source (the Node CLI streams the plan into a file). */
 export function planPrune(source: ByteSource, options: PruneOptions & { readonly codecs: Codecs }): PlannedPrune {
   const ctx: PruneContext = {
     selection: selectionOf(options), allowEmpty: options.allowEmpty ?? false, codecs: options.codecs, name: options.name ?? "input", outcomes: [], notes: [], level: options.level,
   };
-  const edit = named(ctx.name, () => planEdit(source, ctx, (c) => c.planPrune, (c, bytes, context) => c.prune(bytes, context, "")));
+  const edit = named(ctx.name, () => planContainerEdit(source, ctx, (c) => c.planPrune, (c, bytes, context) => c.prune(bytes, context, "")));
   return { ...edit, inputSize: source.size, notes: ctx.notes, entries: ctx.outcomes };
 }
 
@@ -152,7 +109,7 @@ export function planPrune(source: ByteSource, options: PruneOptions & { readonly
 export function planTransform(source: ByteSource, options: CompressOptions & { readonly codecs: Codecs }, operation: "compress" | "decompress"): PlannedEdit {
   const ctx: CompressContext = { version: options.version, level: options.level, codecs: options.codecs, name: options.name ?? "input", notes: [] };
   const edit = named(ctx.name, () =>
-    planEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : c.planDecompress), (c, bytes, context) => c[operation](bytes, context, "")));
+    planContainerEdit(source, ctx, (c) => (operation === "compress" ? c.planCompress : c.planDecompress), (c, bytes, context) => c[operation](bytes, context, "")));
   return { ...edit, inputSize: source.size, notes: ctx.notes };
 }
 

@@ -1,18 +1,19 @@
 /**
- * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation
- * unit, reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a
- * bundle file (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and
- * compression level; `replace`'s swap from ./replace.ts), and the ELF editor (src/elf-edit/) packs the
- * results, updates every pointer and frees the whole pages that become empty. Every fat binary stays
- * (each is registered by a constructor, so none can go without a dangling pointer); `--allow-empty`
- * leaves one with no device entry.
+ * Linked ELF executables and shared libraries: `.hip_fatbin` holds one bundle or CCOB per translation unit,
+ * reached through `__hip_fatbin_wrapper` pointers. Each of them is edited by the same code as a bundle file
+ * (./bundle-file.ts: the selection, the empty-bundle rule, the recovered alignment and compression level;
+ * `replace`'s swap, each fat binary one bundle for `--bundle`), and the ELF editor (src/elf-edit/) packs the
+ * results, updates every pointer and frees the whole pages that become empty. Every fat binary stays (each is
+ * registered by a constructor, so none can go without a dangling pointer); `--allow-empty` leaves one with no
+ * device entry.
  *
- * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain
- * bundle is its new header and ranges of the input (./plan.ts `planSource`); a CCOB to prune and a plain
- * bundle to compress are read, one at a time, while planning, and only the (compressed) result is kept
- * until it is written (in Node, compress hands every plain bundle to a BundleCompressor, which compresses
- * them on worker threads into a temporary file instead); a CCOB to decompress is decoded while planning for its size and again when written
- * (`decodedWhenRead`). The plan returned copies every other byte from the input.
+ * Nothing reads the file whole: the editor reads headers, tables and bundle headers; a pruned plain bundle is
+ * its new header and ranges of the input (./plan.ts `planSource`, expanded into the file's plan); a CCOB to
+ * prune and a plain bundle to compress are read, one at a time, while planning, and only the (compressed)
+ * result is kept until it is written (in Node, compress hands every plain bundle to a BundleCompressor, which
+ * compresses them on worker threads into a temporary file instead); a CCOB to decompress is decoded while
+ * planning for its size and again when written (`decodedWhenRead`). The plan returned copies every other byte
+ * from the input.
  *
  * Recognition: an ELF file whose e_type is ET_EXEC or ET_DYN and which has program headers (e_phnum at
  * byte 44 of ELF32 headers, 56 of ELF64 ones; gABI "ELF Header"). Relocatable objects (ET_REL, no program
@@ -25,13 +26,15 @@ import type { ByteSource } from "../engine/source.js";
 import { outputPieces, planHipFatbinRewriteOf } from "../elf-edit/rewrite.js";
 import type { FatbinBundle } from "../elf-edit/hip-fatbin.js";
 import type { CompressionSettings } from "../bundler/compressed.js";
-import { compressBundleFile, decompressBundleFile, planBinaryBundlePrune, planCompressBundleFile, pruneBundleFile } from "./bundle-file.js";
+import {
+  compressBundleFile, decompressBundleFile, planBinaryBundlePrune, planCompressBundleFile, planReplaceInBinaryBundle, pruneBundleFile, replaceInBundleFile,
+} from "./bundle-file.js";
 import type { CompressContext } from "./containers.js";
 import { placeText } from "./outcome.js";
-import { planReplaceInBundle, replaceInBundleBytes } from "./replace.js";
-import type { ReplaceContext } from "./replace.js";
+import { pickBundle } from "./swap.js";
+import type { ReplaceContext } from "./swap.js";
 import type { PruneContext } from "./outcome.js";
-import { materialize, planOf, planSource } from "./plan.js";
+import { materialize, pieceSize, planOf, planSource } from "./plan.js";
 import type { OutputPlan, Piece } from "./plan.js";
 
 const ET_EXEC = 2;
@@ -60,15 +63,49 @@ function bundlePlace(bundle: FatbinBundle, where: string): string {
   return [where, `fat binary ${bundle.index}`].filter((w) => w !== "").join(", ");
 }
 
+/**
+ * The pieces of each planned fat binary (./plan.ts `planSource`) as pieces of the input: the ranges of the
+ * bundle moved by its file offset. Lets the plan of the whole file name input ranges, made bytes and zeros
+ * only (and the payloads `replace` takes from elsewhere), so a browser puts the output together from slices
+ * of the File (src/browser/worker.ts) and Node copies straight from the input.
+ */
+type Expansions = Map<ByteSource, readonly Piece[]>;
+
+function plannedBundle(plan: OutputPlan, bundle: FatbinBundle, expansions: Expansions): ByteSource {
+  const source = planSource(plan, bundle.source);
+  expansions.set(source, plan.pieces.map((piece): Piece => ("offset" in piece && piece.source === undefined ? { offset: piece.offset + bundle.fileOffset, size: piece.size } : piece)));
+  return source;
+}
+
+/** The pieces making bytes [from, from + length) of an expanded fat binary. */
+function expandRange(pieces: readonly Piece[], from: number, length: number): Piece[] {
+  const out: Piece[] = [];
+  let at = 0;
+  const end = from + length;
+  for (const piece of pieces) {
+    const size = pieceSize(piece);
+    const lo = Math.max(from, at);
+    const hi = Math.min(end, at + size);
+    if (lo < hi) {
+      const skip = lo - at;
+      const n = hi - lo;
+      out.push("bytes" in piece ? { bytes: piece.bytes.subarray(skip, skip + n) } : "zeros" in piece ? { zeros: n } : { offset: piece.offset + skip, size: n, source: piece.source });
+    }
+    at += size;
+    if (at >= end) break;
+  }
+  return out;
+}
+
 /** The new contents of one fat binary, or undefined when the operation leaves it as it is. */
-function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: LinkedElfContext, where: string): ByteSource | undefined {
+function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: LinkedElfContext, where: string, expansions: Expansions): ByteSource | undefined {
   const inner = bundlePlace(bundle, where);
   const place = placeText(ctx.name, inner);
   if (operation === "prune") {
     const prune = ctx as PruneContext;
     if (bundle.format === "bundle") {
       const plan = planBinaryBundlePrune(bundle.source, prune, inner);
-      return plan === undefined ? undefined : planSource(plan, bundle.source);
+      return plan === undefined ? undefined : plannedBundle(plan, bundle, expansions);
     }
     const bytes = readExact(bundle.source, 0, bundle.size);
     const pruned = pruneBundleFile(bytes, prune, inner);
@@ -76,13 +113,14 @@ function editBundle(operation: LinkedElfOperation, bundle: FatbinBundle, ctx: Li
   }
   if (operation === "replace") {
     const replace = ctx as ReplaceContext;
-    if (replace.bundle !== undefined && replace.bundle !== bundle.index) return undefined;
+    // Fat binaries are met in index order: --bundle=N is fat binary N.
+    if (!pickBundle(replace, inner)) return undefined;
     if (bundle.format === "bundle") {
-      const plan = planReplaceInBundle(bundle.source, replace, inner);
-      return plan === undefined ? undefined : planSource(plan, bundle.source);
+      const plan = planReplaceInBinaryBundle(bundle.source, replace, inner);
+      return plan === undefined ? undefined : plannedBundle(plan, bundle, expansions);
     }
     const bytes = readExact(bundle.source, 0, bundle.size);
-    const replaced = replaceInBundleBytes(bytes, replace, inner);
+    const replaced = replaceInBundleFile(bytes, replace, inner, true);
     return replaced === bytes ? undefined : bytesSource(replaced);
   }
   const compress = ctx as CompressContext;
@@ -179,16 +217,25 @@ function compressedBundles(source: ByteSource, ctx: CompressContext, where: stri
  * ELF editor. "unchanged" when no fat binary changes.
  */
 export function planLinkedElf(operation: LinkedElfOperation, source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan | "unchanged" {
+  const expansions: Expansions = new Map();
   const edit = operation === "compress" && bundleCompressor !== undefined
     ? compressedBundles(source, ctx as CompressContext, where, bundleCompressor)
-    : (bundle: FatbinBundle) => editBundle(operation, bundle, ctx, where);
-  const rewrite = planHipFatbinRewriteOf(source, { bundles: edit });
+    : (bundle: FatbinBundle) => editBundle(operation, bundle, ctx, where, expansions);
+  const rewrite = planHipFatbinRewriteOf(source, {
+    bundles: (bundle) => {
+      // A fat binary that stays is copied from its own source, a slice of the input.
+      expansions.set(bundle.source, [{ offset: bundle.fileOffset, size: bundle.size }]);
+      return edit(bundle);
+    },
+  });
   if (rewrite.bundles.every((b) => !b.replaced)) return "unchanged";
-  const pieces = outputPieces(rewrite).map((piece): Piece =>
-    piece.kind === "bytes" ? { bytes: piece.bytes }
-    : piece.kind === "zeros" ? { zeros: piece.length }
-    : piece.source === source ? { offset: piece.from, size: piece.length }
-    : { offset: piece.from, size: piece.length, source: piece.source });
+  const pieces = outputPieces(rewrite).flatMap((piece): Piece[] => {
+    if (piece.kind === "bytes") return [{ bytes: piece.bytes }];
+    if (piece.kind === "zeros") return [{ zeros: piece.length }];
+    if (piece.source === source) return [{ offset: piece.from, size: piece.length }];
+    const expanded = expansions.get(piece.source);
+    return expanded !== undefined ? expandRange(expanded, piece.from, piece.length) : [{ offset: piece.from, size: piece.length, source: piece.source }];
+  });
   const plan = planOf(pieces);
   if (plan.size !== rewrite.outputSize) throw new OffloadKitError("INTERNAL", `linked ELF plan: ${plan.size} bytes planned, the editor's plan has ${rewrite.outputSize}`);
   return plan;

@@ -63,3 +63,15 @@ export function selectEntries<T extends { readonly id: string; readonly size: nu
   }
   return kept;
 }
+
+/** Every error names the input first (`lib.so: ...`), whichever layer raised it. */
+export function named<T>(name: string, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof OffloadKitError && !e.message.startsWith(`${name}:`) && !e.message.startsWith(`${name} (`)) {
+      throw new OffloadKitError(e.code, `${name}: ${e.message}`, { offset: e.offset, field: e.field, cause: e });
+    }
+    throw e;
+  }
+}

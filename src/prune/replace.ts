@@ -1,88 +1,103 @@
 /**
- * `replace`: one code object swapped for another, in a bundle file (binary or CCOB) or in one fat binary
- * of a linked ELF file. The bundle keeps its entries, order and alignment (./bundle-file.ts
- * `planBinaryBundleReplace`), a CCOB is re-encoded as `prune` re-encodes it (`editCcobMembers`), and in a
- * linked ELF file the ELF editor packs the result (./linked-elf.ts), moving `.hip_fatbin` to a new
- * PT_LOAD at the end of the file when the new bundle no longer fits. The entry must be found exactly
- * once: in a file with several fat binaries holding it, `bundle` (the fat binary's index) says which.
+ * `replace`: one code object swapped for another, in every container `prune` edits, through the same
+ * dispatch table (./containers.ts; each container's module does its swap, ./swap.ts holds the rules they
+ * share). The output is what the native tool writes for the same entries in the same order with the new
+ * file in the entry's place: clang-offload-bundler 19 for bundle files (binary, text, CCOB), fat objects
+ * (`-type=o`) and the members of archives (written again as `llvm-ar rcD` does), clang-offload-packager 19
+ * for offload binaries. In a linked ELF file the ELF editor packs the result (./linked-elf.ts), moving
+ * `.hip_fatbin` to a new PT_LOAD at the end of the file when the new bundle no longer fits.
+ *
+ * The entry must be found exactly once. Bundles are numbered in file order (./swap.ts); where several hold
+ * the entry, `bundle` says which. Every error is raised while planning, before anything is written.
  */
 import { OffloadKitError } from "../engine/errors.js";
+import { loadBrowserCodecs } from "../compress/browser.js";
 import type { Codecs } from "../compress/codecs.js";
 import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { byteStringToUnicode } from "../formats/bytes.js";
-import { isBinaryBundle } from "../formats/bundle.js";
-import { CCOB_MIN_SIZE, isCompressedBundle } from "../formats/ccob.js";
-import { editCcobMembers, planBinaryBundleReplace } from "./bundle-file.js";
-import { isLinkedElf, planLinkedElf } from "./linked-elf.js";
-import { placeText } from "./outcome.js";
-import { materialize, planOf } from "./plan.js";
+import { planContainerEdit } from "./containers.js";
+import { named } from "./outcome.js";
+import { materialize } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
+import type { ReplaceContext } from "./swap.js";
 
-export interface ReplaceContext {
-  /** The entry ID (byte string) whose code object is replaced. */
+export type { ReplaceContext } from "./swap.js";
+
+export interface ReplaceOptions {
+  /** The entry ID (byte string, as `offload-kit ls` prints it) whose code object is replaced. */
   readonly entry: string;
-  /** In a linked ELF file: the index of the fat binary to edit (needed when several hold the entry). */
+  /** The bundle to edit, counted from 0 in file order (in a linked ELF file, the fat binary's index). */
   readonly bundle?: number;
   /** The new code object. */
-  readonly payload: ByteSource;
-  readonly codecs: Codecs;
-  readonly name: string;
-  readonly notes: string[];
-  /** Force this compression level when re-encoding a CCOB (default: the detected one). */
+  readonly payload: ByteSource | Uint8Array;
+  /** Re-encode a compressed bundle at this level instead of the level found in it. */
   readonly level?: number;
-  /** Where the entry was replaced (filled in as bundles are edited). */
-  readonly replaced: string[];
+  readonly codecs?: Codecs;
+  /** The input's name in messages (default "input"). */
+  readonly name?: string;
 }
 
-/** The bytes of a bundle (plain or CCOB) with the entry replaced, or `bytes` itself when it has no such entry. */
-export function replaceInBundleBytes(bytes: Uint8Array, ctx: ReplaceContext, where: string): Uint8Array {
-  const replacePlain = (contents: Uint8Array, inner: string): Uint8Array => {
-    const source = bytesSource(contents);
-    const plan = planBinaryBundleReplace(source, ctx.entry, ctx.payload, placeText(ctx.name, inner));
-    if (plan === undefined) return contents;
-    ctx.replaced.push(inner);
-    return materialize(plan, source, ctx.codecs);
+export interface PlannedReplace {
+  readonly container: string;
+  /** The output (never the input unchanged: a replace that changes nothing is an error). */
+  readonly plan: OutputPlan;
+  readonly inputSize: number;
+  readonly notes: readonly string[];
+  /** Where the entry was replaced (`""` for the file itself, `fat binary 3`, `member k.o`). */
+  readonly replaced: readonly string[];
+  /** How many bundles the file holds. */
+  readonly bundles: number;
+}
+
+export interface ReplaceResult extends Omit<PlannedReplace, "plan"> {
+  readonly output: Uint8Array;
+  readonly outputSize: number;
+}
+
+function bundleCountText(count: number): string {
+  return count === 0 ? "no bundles" : count === 1 ? "1 bundle (0)" : `${count} bundles (0 to ${count - 1})`;
+}
+
+/** Plans `replace` over a source: the container it is and the output; the errors of a wrong ID or index. */
+export function planReplace(source: ByteSource, options: ReplaceOptions & { readonly codecs: Codecs }): PlannedReplace {
+  const payload = options.payload instanceof Uint8Array ? bytesSource(options.payload) : options.payload;
+  const ctx: ReplaceContext = {
+    entry: options.entry, bundle: options.bundle, payload, codecs: options.codecs, name: options.name ?? "input", notes: [], level: options.level,
+    replaced: [], bundles: [],
   };
-  return bytes.length >= CCOB_MIN_SIZE && isCompressedBundle(bytes) ? editCcobMembers(bytes, ctx, where, replacePlain) : replacePlain(bytes, where);
-}
-
-/** A plain binary bundle read through `source` with the entry replaced, as a plan; undefined without the entry. */
-export function planReplaceInBundle(source: ByteSource, ctx: ReplaceContext, where: string): OutputPlan | undefined {
-  const plan = planBinaryBundleReplace(source, ctx.entry, ctx.payload, placeText(ctx.name, where));
-  if (plan !== undefined) ctx.replaced.push(where);
-  return plan;
-}
-
-/** Plans `replace` over a file: the container it is and the output. */
-export function planReplaceFile(source: ByteSource, ctx: ReplaceContext): { container: string; plan: OutputPlan } {
-  const head = readExact(source, 0, Math.min(source.size, 64));
-  let container: string;
-  let plan: OutputPlan | undefined;
-  if (isLinkedElf(head)) {
-    container = "linked ELF";
-    const planned = planLinkedElf("replace", source, ctx, "");
-    plan = planned === "unchanged" ? undefined : planned;
-  } else {
-    if (ctx.bundle !== undefined) throw new OffloadKitError("BAD_OPTIONS", `${ctx.name}: --bundle picks a fat binary of a linked ELF file; this is a bundle file`, { field: "--bundle" });
-    container = "bundle";
-    if (isBinaryBundle(head)) plan = planReplaceInBundle(source, ctx, "");
-    else if (head.length >= CCOB_MIN_SIZE && isCompressedBundle(head)) {
-      const bytes = readExact(source, 0, source.size);
-      const output = replaceInBundleBytes(bytes, ctx, "");
-      plan = output === bytes ? undefined : planOf([{ bytes: output }]);
-    } else {
-      throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${ctx.name}: replace edits binary offload bundles, compressed bundles and linked ELF files`, { offset: 0, field: "magic" });
-    }
-  }
   const id = byteStringToUnicode(ctx.entry);
-  if (ctx.replaced.length === 0 || plan === undefined) {
-    const inBundle = ctx.bundle === undefined ? "" : ` fat binary ${ctx.bundle}`;
-    throw new OffloadKitError("ENTRY_NOT_FOUND", `${ctx.name}:${inBundle === "" ? "" : `${inBundle}:`} no entry '${id}'`, { field: "--entry" });
+  if (ctx.bundle !== undefined && !(Number.isSafeInteger(ctx.bundle) && ctx.bundle >= 0)) {
+    throw new OffloadKitError("BAD_OPTIONS", `${ctx.name}: the bundle index must be a whole number from 0, not ${ctx.bundle}`, { field: "--bundle" });
+  }
+  const edit = named(ctx.name, () => planContainerEdit(source, ctx, (c) => c.planReplace, (c, bytes, context) => c.replace(bytes, context, "")));
+  const count = ctx.bundles.length;
+  if (ctx.bundle !== undefined && ctx.bundle >= count) {
+    throw new OffloadKitError("BUNDLE_OUT_OF_RANGE", `${ctx.name}: --bundle=${ctx.bundle} is out of range: the file holds ${bundleCountText(count)}`, { field: "--bundle" });
+  }
+  if (ctx.replaced.length === 0 || edit.plan === undefined) {
+    const inBundle = ctx.bundle === undefined ? "" : ` bundle ${ctx.bundle}${ctx.bundles[ctx.bundle] === "" ? "" : ` (${byteStringToUnicode(ctx.bundles[ctx.bundle])})`}:`;
+    throw new OffloadKitError("ENTRY_NOT_FOUND", `${ctx.name}:${inBundle} no entry '${id}'`, { field: "--entry" });
   }
   if (ctx.replaced.length > 1) {
+    const places = ctx.replaced.map((where) => (where === "" ? "the file" : byteStringToUnicode(where)));
     throw new OffloadKitError("ENTRY_AMBIGUOUS",
-      `${ctx.name}: '${id}' is in ${ctx.replaced.length} places (${ctx.replaced.join("; ")}); give --bundle=N to pick the fat binary`, { field: "--bundle" });
+      `${ctx.name}: '${id}' is in ${ctx.replaced.length} places (${places.join("; ")}); give --bundle=N to pick the bundle (0 to ${count - 1}, in file order)`,
+      { field: "--bundle" });
   }
-  return { container, plan };
+  return { container: edit.container, plan: edit.plan, inputSize: source.size, notes: ctx.notes, replaced: ctx.replaced, bundles: count };
+}
+
+/** `replace` with the codecs at hand (synchronous), in memory. */
+export function replaceWith(bytes: Uint8Array, options: ReplaceOptions & { readonly codecs: Codecs }): ReplaceResult {
+  const source = bytesSource(bytes);
+  const { plan, ...rest } = planReplace(source, options);
+  const output = materialize(plan, source, options.codecs);
+  return { ...rest, output, outputSize: output.length };
+}
+
+export async function replace(source: ByteSource | Uint8Array, options: ReplaceOptions): Promise<ReplaceResult> {
+  const codecs = options.codecs ?? (await loadBrowserCodecs());
+  const bytes = source instanceof Uint8Array ? source : source.bytes ?? readExact(source, 0, source.size);
+  return replaceWith(bytes, { ...options, codecs });
 }

@@ -58,11 +58,17 @@ describe("binary bundles", () => {
     expect(result.container).toBe("bundle");
   });
 
-  it("recovers the largest alignment that reproduces the offsets", () => {
+  it("recovers the alignment that reproduces the offsets, 1 when no payload is padded", () => {
     const read = readBinaryBundle(writeBinaryBundle(entries, 4096));
     expect(read.kind === "bundle" && recoverAlignment(read.bundle.entries)).toBe(4096);
     const small = readBinaryBundle(writeBinaryBundle(entries, 16));
     expect(small.kind === "bundle" && recoverAlignment(small.bundle.entries)).toBe(16);
+    // A 128-byte header (32 + two entries of 24 + ID bytes) and payloads of 64 and 128 bytes: every offset
+    // is a multiple of 64 with no gap, as any alignment up to 64 would write it.
+    const even = [{ id: HOST, data: payload(64) }, { id: "hip-amdgcn--gfx906", data: payload(128) }];
+    const unpadded = readBinaryBundle(writeBinaryBundle(even, 1));
+    expect(unpadded.kind === "bundle" && unpadded.bundle.entries.map((e) => e.offset)).toEqual([128, 192]);
+    expect(unpadded.kind === "bundle" && recoverAlignment(unpadded.bundle.entries)).toBe(1);
   });
 
   it("notes a layout the bundler would not write, and still prunes it", () => {

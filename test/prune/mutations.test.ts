@@ -1,4 +1,4 @@
-// prune / compress / decompress on damaged inputs: whatever the bytes, the only error is ours
+// prune / compress / decompress / replace on damaged inputs: whatever the bytes, the only error is ours
 // (OffloadKitError, with a message naming the input), and the functions still work afterwards.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import { writeTextBundle } from "../../src/formats/text-bundle.js";
 import { writeOffloadBinary } from "../../src/formats/offload-binary.js";
 import { loadZstd } from "../../src/compress/zstd-wasm.js";
 import { nodeCodecs } from "../../src/compress/node/codecs.js";
-import { pruneWith, transformWith } from "../../src/prune/index.js";
+import { pruneWith, replaceWith, transformWith } from "../../src/prune/index.js";
 import { randomBytes, rng } from "../engines.js";
 
 await loadZstd();
@@ -65,7 +65,10 @@ describe.each(Object.keys(SEEDS))("mutated %s inputs", (name) => {
       const bytes = mutate(SEEDS[name]);
       onlyOurs(() => pruneWith(bytes, { keep: ["gfx90a"], codecs, name: "fuzz", allowEmpty: next() < 0.5 }), `${name} #${i} prune`);
       onlyOurs(() => transformWith(bytes, { codecs, name: "fuzz" }, i % 2 === 0 ? "compress" : "decompress"), `${name} #${i} transform`);
+      const entry = i % 3 === 0 ? "openmp-amdgcn-amd-amdhsa--gfx906" : ENTRIES[i % ENTRIES.length].id;
+      onlyOurs(() => replaceWith(bytes, { entry, payload: randomBytes(next, 50), bundle: i % 4 === 0 ? 0 : undefined, codecs, name: "fuzz" }), `${name} #${i} replace`);
     }
     expect(pruneWith(SEEDS.binary, { keep: ["gfx906"], codecs }).changed).toBe(true);
+    expect(replaceWith(SEEDS.binary, { entry: ENTRIES[2].id, payload: new Uint8Array(5), codecs }).replaced).toEqual([""]);
   });
 });

@@ -1,14 +1,14 @@
 /**
  * `offload-kit replace --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run) [--json]`:
- * one code object swapped for another in a bundle file or in a linked ELF file's fat binary (src/prune/replace.ts).
+ * one code object swapped for another in any container prune edits: bundle files (binary, text, CCOB), fat
+ * objects, archives, offload binaries (raw or in `.llvm.offloading`) and linked ELF files (src/prune/replace.ts).
  */
 import { readFileSync } from "node:fs";
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
-import { bytesSource } from "../../engine/source.js";
 import { utf8ToByteString } from "../../formats/bytes.js";
+import { OffloadKitError } from "../../engine/errors.js";
 import { fileError } from "../../node/errors.js";
-import { planReplaceFile } from "../../prune/replace.js";
-import type { ReplaceContext } from "../../prune/replace.js";
+import { planReplace } from "../../prune/replace.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import { flagValue, listValue, parseLlvmInt, stringValue } from "../args.js";
@@ -20,11 +20,11 @@ import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, rep
 export const replace: Subcommand = {
   summary: "Swap one code object: --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run).",
   spec: () => ({
-    overview: "offload-kit replace: swap one entry's code object in a bundle file or a linked HIP executable or library\n",
+    overview: "offload-kit replace: swap one entry's code object in a bundle file, fat object, archive, offload binary or linked HIP executable or library\n",
     options: [
       FILES_OPTION,
       { name: "entry", kind: "string", valueName: "id", description: "Entry ID whose code object is replaced (as `offload-kit ls` prints it)", category },
-      { name: "bundle", kind: "string", valueName: "n", description: "In a linked ELF file: the fat binary (index) to edit, when several hold the entry", category },
+      { name: "bundle", kind: "string", valueName: "n", description: "The bundle to edit, counted from 0 in file order (in a linked ELF file, the fat binary), when several hold the entry", category },
       { name: "with", kind: "string", valueName: "file", description: "The new code object", category },
       ...OUTPUT_OPTIONS,
       LEVEL_OPTION("zstd level when a compressed bundle is re-encoded (default: the one found in it)"),
@@ -43,8 +43,8 @@ export const replace: Subcommand = {
     if (destination.kind === "out-dir") return usageError(io, name, "replace writes one file: give -o <file>, --in-place or --dry-run");
     const bundleText = stringValue(values, "bundle");
     const bundle = bundleText === "" ? undefined : parseLlvmInt(bundleText);
-    if (bundle === undefined && bundleText !== "") return usageError(io, name, `--bundle must be a fat binary index, not '${bundleText}'`);
-    if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a fat binary index, not '${bundleText}'`);
+    if (bundle === undefined && bundleText !== "") return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
+    if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
     const level = levelOption(values);
     if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
     const json = flagValue(values, "json");
@@ -56,13 +56,11 @@ export const replace: Subcommand = {
       try {
         payload = new Uint8Array(readFileSync(withFile));
       } catch (e) {
-        throw fileError(withFile, e);
+        const error = fileError(withFile, e);
+        throw new OffloadKitError(error.code, `the replacement (--with) ${error.message}`, { field: "--with", cause: e });
       }
-      const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: string[] } => {
-        const ctx: ReplaceContext = { entry: utf8ToByteString(entry), bundle, payload: bytesSource(payload), codecs, name: input, notes: [], level, replaced: [] };
-        const { container, plan } = planReplaceFile(source, ctx);
-        return { container, plan, inputSize: source.size, notes: ctx.notes, replaced: ctx.replaced };
-      });
+      const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: readonly string[] } =>
+        planReplace(source, { entry: utf8ToByteString(entry), bundle, payload, codecs, name: input, level }));
       const edit = edits[0];
       if (edit.error !== undefined) throw edit.error;
       if (json) {

@@ -278,7 +278,7 @@ function namedDirectory(path: string): boolean {
   }
 }
 
-/** How one file is checked: as a plain file by default; `check` passes one that opens packages (src/node/check-package.ts). */
+/** How one file is checked: as a plain file by default; `check` passes one that opens packages (src/packages/node/check.ts). */
 export type InspectFile = (path: string, verdict: (id: string) => EntryVerdict) => CheckedInput | Promise<CheckedInput>;
 
 /**
