@@ -7,11 +7,11 @@ import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { planTransform } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
-import { flagValue, listValue, stringValue } from "../args.js";
+import { listValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, reportStream, levelOption, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
   return { overview, options: [FILES_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
@@ -20,19 +20,15 @@ export function transformSpec(overview: string, extra: readonly OptionSpec[]): T
 export async function runTransform(operation: "compress" | "decompress", values: Record<string, OptionValue>, { name, io }: SubcommandContext): Promise<number> {
   const files = listValue(values, "files");
   if (files.length === 0) return usageError(io, name, "no input files");
-  const destination = destinationOf(values);
-  if (typeof destination === "string") return usageError(io, name, destination);
+  const options = editOptions(values, io);
+  if (typeof options === "string") return usageError(io, name, options);
+  const { destination, level, json, dryRun, report } = options;
   let version: 2 | 3 | undefined;
   const format = stringValue(values, "format");
   if (format !== "") {
     if (format !== "2" && format !== "3") return usageError(io, name, `--format must be 2 (read by LLVM 19 and later) or 3 (LLVM 22 and later), not '${format}'`);
     version = format === "2" ? 2 : 3;
   }
-  const level = levelOption(values);
-  if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
-  const json = flagValue(values, "json");
-  const dryRun = destination.kind === "dry-run";
-  const report = reportStream(destination, io);
   const codecs = await loadNodeCodecs();
   return runGuarded(io, name, () => {
     const edits = editFiles(files, destination, codecs, (source, input) => planTransform(source, { version, level, codecs, name: input }, operation));

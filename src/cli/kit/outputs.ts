@@ -61,13 +61,31 @@ export function LEVEL_OPTION(description: string): OptionSpec {
 }
 
 /** --level: undefined when not given, null when not an integer. */
-export function levelOption(values: Record<string, OptionValue>): number | undefined | null {
+function levelOption(values: Record<string, OptionValue>): number | undefined | null {
   const text = stringValue(values, "level");
   if (text === "") return undefined;
   return parseLlvmInt(text) ?? null;
 }
 
+/** What every editing subcommand reads from its options: where the output goes, --level, --json and the report. */
+export interface EditOptions {
+  readonly destination: Destination;
+  readonly level: number | undefined;
+  readonly json: boolean;
+  readonly dryRun: boolean;
+  readonly report: (text: string) => void;
+}
+
+/** The options prune, compress, decompress and replace share, or the usage message for the first one wrong. */
+export function editOptions(values: Record<string, OptionValue>, io: CliIO): EditOptions | string {
+  const destination = destinationOf(values);
+  if (typeof destination === "string") return destination;
+  const level = levelOption(values);
+  if (level === null) return `--level must be an integer, not '${stringValue(values, "level")}'`;
+  return { destination, level, json: flagValue(values, "json"), dryRun: destination.kind === "dry-run", report: reportStream(destination, io) };
+}
+
 /** Where the report goes: stdout, unless the output itself does (`-o -`), then stderr. */
-export function reportStream(destination: Destination, io: CliIO): (text: string) => void {
+function reportStream(destination: Destination, io: CliIO): (text: string) => void {
   return destination.kind === "output" && destination.path === "-" ? (text) => io.stderr(text) : (text) => io.stdout(text);
 }

@@ -10,11 +10,11 @@ import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
 import type { PlannedPrune, Selection } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
-import { flagValue, listValue, stringValue } from "../args.js";
+import { flagValue, listValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, reportStream, levelOption, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
 function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PlannedPrune>[]): string[] {
@@ -52,13 +52,9 @@ export const prune: Subcommand = {
     const drop = listValue(values, "drop");
     if (files.length === 0) return usageError(io, name, "no input files");
     if ((keep.length > 0) === (drop.length > 0)) return usageError(io, name, "give exactly one of --keep=GPU,... and --drop=GPU,...");
-    const destination = destinationOf(values);
-    if (typeof destination === "string") return usageError(io, name, destination);
-    const json = flagValue(values, "json");
-    const dryRun = destination.kind === "dry-run";
-    const report = reportStream(destination, io);
-    const level = levelOption(values);
-    if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
+    const options = editOptions(values, io);
+    if (typeof options === "string") return usageError(io, name, options);
+    const { destination, level, json, dryRun, report } = options;
     const codecs = await loadNodeCodecs();
     return runGuarded(io, name, () => {
       const selection = parseSelection(keep.length > 0 ? "keep" : "drop", keep.length > 0 ? keep : drop);

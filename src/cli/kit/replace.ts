@@ -11,11 +11,11 @@ import { fileError } from "../../node/errors.js";
 import { planReplace } from "../../prune/replace.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
-import { flagValue, listValue, parseLlvmInt, stringValue } from "../args.js";
+import { listValue, parseLlvmInt, stringValue } from "../args.js";
 import { runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, destinationOf, editJson, levelOption, reportStream, sizeLine } from "./outputs.js";
+import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
 
 export const replace: Subcommand = {
   summary: "Swap one code object: --entry=ID [--bundle=N] --with=FILE FILE (-o OUT | --in-place | --dry-run).",
@@ -38,18 +38,14 @@ export const replace: Subcommand = {
     const entry = stringValue(values, "entry");
     const withFile = stringValue(values, "with");
     if (entry === "" || withFile === "") return usageError(io, name, "give --entry=ID and --with=FILE");
-    const destination = destinationOf(values);
-    if (typeof destination === "string") return usageError(io, name, destination);
+    const options = editOptions(values, io);
+    if (typeof options === "string") return usageError(io, name, options);
+    const { destination, level, json, dryRun, report } = options;
     if (destination.kind === "out-dir") return usageError(io, name, "replace writes one file: give -o <file>, --in-place or --dry-run");
     const bundleText = stringValue(values, "bundle");
     const bundle = bundleText === "" ? undefined : parseLlvmInt(bundleText);
     if (bundle === undefined && bundleText !== "") return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
     if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
-    const level = levelOption(values);
-    if (level === null) return usageError(io, name, `--level must be an integer, not '${stringValue(values, "level")}'`);
-    const json = flagValue(values, "json");
-    const dryRun = destination.kind === "dry-run";
-    const report = reportStream(destination, io);
     const codecs = await loadNodeCodecs();
     return runGuarded(io, name, () => {
       let payload: Uint8Array;
