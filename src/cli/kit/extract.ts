@@ -1,6 +1,6 @@
 /**
  * `offload-kit extract FILE... [--out-dir=DIR] [--targets=T1,T2] [--image=<filter>]... [--archive] [--json]`:
- * every entry of every bundle and every offload image in each file, wherever the file holds them (a bundle,
+ * every entry of every bundle and every offload image in each file or folder, wherever the file holds them (a bundle,
  * a compressed bundle, an executable's or library's `.hip_fatbin`, a fat object, `.llvm.offloading`, an
  * archive), written to `DIR/<file name>-<bundle index>-<entry ID>` and, for offload images,
  * clang-offload-packager's `DIR/<stem>-<triple>-<arch>.<n>.<ext>` (src/inspect/node/extract.ts).
@@ -26,7 +26,7 @@ import { printError, printWarning } from "../io.js";
 import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
 import { foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
@@ -112,11 +112,12 @@ async function extractInput(file: string, naming: string, options: ExtractAllOpt
 }
 
 export const extract: Subcommand = {
-  summary: "Write every bundle entry and offload image in each file, wherever it is held: [--out-dir=DIR] [--targets=T1,T2] [--image=<key>=<value>,...]... [--json].",
+  summary: "Write every bundle entry and offload image in each file or folder, wherever it is held: [--out-dir=DIR] [--targets=T1,T2] [--image=<key>=<value>,...]... [--json].",
   spec: () => ({
-    overview: "offload-kit extract: write every bundle entry and offload image in files to files\n",
+    overview: `offload-kit extract: write every bundle entry and offload image in files and folders to files\n\n${FOLDERS_HELP}` +
+      "A file found in a folder names its outputs after its path below the folder, '/' made '_' (sub/libfoo.so: sub_libfoo.so-0-<ID>).\n",
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       { name: "out-dir", kind: "string", valueName: "dir", description: "Directory for the outputs (created if missing; default: .)", category },
       { name: "targets", kind: "string", list: true, commaSeparated: true, description: "Only entries compatible with one of [<offload kind>-<target triple>,...], by the bundler's rules", category },
       { name: "hip-openmp-compatible", kind: "flag", description: "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa", category },

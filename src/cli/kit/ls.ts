@@ -1,6 +1,7 @@
 /**
- * `offload-kit ls FILE... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
- * at its start or embedded. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
+ * `offload-kit ls FILE|DIR... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
+ * at its start or embedded; folders are walked as check walks them (src/inspect/node/folders.ts), files
+ * found without offload code skipped and counted. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
  * for offload binaries, raw or in an ELF object's `.llvm.offloading` sections.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
@@ -22,7 +23,7 @@ import { forEachPath } from "../../inspect/node/folders.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 import type { CliIO } from "../io.js";
 import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
@@ -165,13 +166,13 @@ async function listFile(path: string, json: boolean): Promise<Listed> {
 }
 
 export const ls: Subcommand = {
-  summary: "List every offload bundle and offload binary in each file (at its start or embedded): IDs, offsets, sizes, alignment, image kinds, triples.",
+  summary: "List every offload bundle and offload binary in each file or folder (at its start or embedded): IDs, offsets, sizes, alignment, image kinds, triples.",
   spec: () => ({
-    overview: "offload-kit ls: list the offload bundles and offload binaries in files\n",
+    overview: `offload-kit ls: list the offload bundles and offload binaries in files and folders\n\n${FOLDERS_HELP}`,
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       JSON_OPTION,
-      { name: "objdump", kind: "flag", description: "Print offload binaries exactly as llvm-objdump --offloading (19) does", category: KIT_CATEGORY },
+      { name: "objdump", kind: "flag", description: "Print offload binaries exactly as llvm-objdump --offloading (19) does (files only: a folder is 'Is a directory', as there)", category: KIT_CATEGORY },
     ],
     version: VERSION_TEXT,
   }),

@@ -1,6 +1,6 @@
 /**
  * `offload-kit sizes FILE... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
- * per target ID (or processor, or bundle) in each file and in total, largest first (src/inspect/sizes.ts).
+ * per target ID (or processor, or bundle) in each file (or folder) and in total, largest first (src/inspect/sizes.ts).
  * A file with no device code is reported as such; only a file that cannot be read makes the exit status 1.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
@@ -20,7 +20,7 @@ import { printError, printWarning } from "../io.js";
 import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 
 const GROUPINGS = ["target", "processor", "bundle"] as const;
 type Grouping = (typeof GROUPINGS)[number];
@@ -156,11 +156,11 @@ async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Size
 }
 
 export const sizes: Subcommand = {
-  summary: "Where the bytes go: entries and bytes per target ID, processor or bundle, in each file and in total: [--by=target|processor|bundle] [--json].",
+  summary: "Where the bytes go: entries and bytes per target ID, processor or bundle, in each file (or folder) and in total: [--by=target|processor|bundle] [--json].",
   spec: () => ({
-    overview: "offload-kit sizes: entries and bytes of device code per target ID, processor or bundle\n",
+    overview: `offload-kit sizes: entries and bytes of device code per target ID, processor or bundle, in files and folders\n\n${FOLDERS_HELP}`,
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       { name: "by", kind: "string", valueName: "target|processor|bundle", description: "Group the table by target ID (default), processor or bundle", category },
       JSON_OPTION,
     ],
