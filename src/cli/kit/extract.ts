@@ -1,9 +1,12 @@
 /**
- * `offload-kit extract FILE... [--out-dir=DIR] [--targets=T1,T2] [--image=<filter>]... [--archive] [--json]`:
+ * `offload-kit extract FILE|DIR... [--out-dir=DIR] [--targets=T1,T2] [--image=<filter>]... [--archive] [--json]`:
  * every entry of every bundle and every offload image in each file or folder, wherever the file holds them (a bundle,
  * a compressed bundle, an executable's or library's `.hip_fatbin`, a fat object, `.llvm.offloading`, an
  * archive), written to `DIR/<file name>-<bundle index>-<entry ID>` and, for offload images,
  * clang-offload-packager's `DIR/<stem>-<triple>-<arch>.<n>.<ext>` (src/inspect/node/extract.ts).
+ * Folders are walked as check walks them (src/inspect/node/folders.ts); a file found there is named after
+ * its path below the folder, flattened to one component (`sub/libfoo.so` gives `sub_libfoo.so-0-<ID>`),
+ * and any name already given in the run gets `.1`, `.2`, ..., so two same-named files never meet.
  *
  * An input with nothing to extract (or nothing the filters select) is an error, like an unreadable one;
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave

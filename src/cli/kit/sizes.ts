@@ -1,6 +1,7 @@
 /**
- * `offload-kit sizes FILE... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
- * per target ID (or processor, or bundle) in each file (or folder) and in total, largest first (src/inspect/sizes.ts).
+ * `offload-kit sizes FILE|DIR... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
+ * per target ID (or processor, or bundle) in each file and in total, largest first (src/inspect/sizes.ts).
+ * Folders are walked as check walks them (src/inspect/node/folders.ts): the total covers the files found.
  * A file with no device code is reported as such; only a file that cannot be read makes the exit status 1.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
