@@ -9,6 +9,7 @@ import { basename, dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
+import { flattenFoundPath } from "../../src/inspect/node/folders.js";
 import { HANG_MS } from "../limits.js";
 import { HOSTS, haveTools, tarEntry, tarOf, tool } from "../packages/build.js";
 import { runInDir, scratchDir } from "./harness.js";
@@ -171,4 +172,15 @@ describe("ls, sizes and extract of a folder", () => {
       else expect(report.files.map((f: { path: string }) => f.path)).toEqual(["u/ok/fat.o"]);
     }
   }, HANG_MS * 2);
+});
+
+describe("flattenFoundPath: one safe component for a file found in a folder", () => {
+  it("keeps a top-level name, joins levels with _, makes \\ and control characters _, and uses a link target's own name", () => {
+    expect(flattenFoundPath("t", "t/libfoo.so")).toBe("libfoo.so");
+    expect(flattenFoundPath("t/", "t/a/b/libfoo.so")).toBe("a_b_libfoo.so");
+    expect(flattenFoundPath(".", "./sub/x.whl")).toBe("sub_x.whl");
+    expect(flattenFoundPath("t", "t/a\\..\\b/x\n.so")).toBe("a_.._b_x_.so");
+    // A linked file is found under its target, which may be outside the folder (an absolute path).
+    expect(flattenFoundPath("t", "/opt/rocm/lib/libamdhip64.so.6")).toBe("libamdhip64.so.6");
+  });
 });
