@@ -151,18 +151,24 @@ describe("ls, sizes and extract of a folder", () => {
     copyFileSync(join(HOSTS, "fat.o"), join(top, "u/ok/fat.o"));
     copyFileSync(join(HOSTS, "app"), join(top, "u/locked/app"));
     chmodSync(join(top, "u/ok/fat.o"), 0o644);
+    copyFileSync(join(HOSTS, "fat.o"), join(top, "u/ok/secret.o"));
+    chmodSync(join(top, "u/ok/secret.o"), 0o600);
     chmodSync(join(top, "u/locked"), 0o000);
     const nobody = (args: string[]) => {
       const r = spawnSync(setpriv[0]!, [...setpriv.slice(1), process.execPath, BIN, ...args], { cwd: top, encoding: "utf8", timeout: HANG_MS });
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
-    const unreadable = [{ path: "u/locked", code: "EACCES", message: "'u/locked': Permission denied" }];
+    const unreadable = [
+      { path: "u/locked", code: "EACCES", message: "'u/locked': Permission denied" },
+      { path: "u/ok/secret.o", code: "EACCES", message: "'u/ok/secret.o': Permission denied" },
+    ];
     for (const command of ["ls", "sizes", "extract"]) {
       const out = command === "extract" ? [`--out-dir=out-${command}`] : [];
       const text = nobody([command, ...out, "u"]);
-      expect(text.stderr).toMatch(new RegExp(`^\\S*offload-kit(\\.js)? ${command}: error: 'u/locked': Permission denied\n$`));
+      const lines = unreadable.map((u) => `\\S*offload-kit(\\.js)? ${command}: error: ${u.message}\n`);
+      expect(text.stderr).toMatch(new RegExp(`^${lines.join("")}$`));
       expect(text.stdout).toContain(command === "extract" ? "from 1 of 1 file" : "u/ok/fat.o:");
-      expect(text.stdout).toMatch(/in folders: 1 file looked at, 1 with offload code, 0 skipped \(no offload code\), 1 entry could not be read\n$/);
+      expect(text.stdout).toMatch(/in folders: 2 files looked at, 1 with offload code, 0 skipped \(no offload code\), 2 entries could not be read\n$/);
       expect(text.code).toBe(1);
       const walked = nobody([command, "--json", ...out.map((o) => `${o}-json`), "u"]);
       const report = JSON.parse(walked.stdout);

@@ -11,6 +11,9 @@
  * - an offload image: clang-offload-packager's `<stem>-<triple>-<arch>.<n>.<ext>` (`n` the image's index).
  * A name already given in the run (a repeated ID, or two inputs whose names meet) gets `.1`, `.2`, ...
  * appended, compared without case, so no two outputs share a name even on a case-insensitive file system.
+ * `offload-kit extract DIR` names a file found in a folder after its path below it, flattened into one
+ * component (src/inspect/node/folders.ts `flattenFoundPath`), and a package member after its whole path
+ * (src/packages/names.ts): the name passed as `input` here is already that single component.
  *
  * Selection: `targets` keeps the entries (and images, by `<kind>-<triple>-<arch>`) compatible with one of
  * the targets under the bundler's rules (src/bundler/targets.ts); `imageFilters` selects images as the
