@@ -20,7 +20,7 @@ import type { CliIO } from "../io.js";
 import { printError, printWarning } from "../io.js";
 import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
@@ -164,9 +164,9 @@ function conclusion(run: CheckRun, gpu: GpuConfig): string {
 export const check: Subcommand = {
   summary: "Will it run on my GPU? --gpu=<target id> FILE|DIR...: which device entries of bundles, archives, fat objects and offload binaries the GPU can load, and why not.",
   spec: () => ({
-    overview: "offload-kit check: which device code a GPU can load\n",
+    overview: `offload-kit check: which device code a GPU can load\n\n${FOLDERS_HELP}`,
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       {
         name: "gpu", kind: "string", valueName: "target id", category,
         description: "The GPU and its configuration, e.g. gfx90a, gfx90a:xnack- or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- as rocminfo prints it (sm_XX for NVIDIA)",

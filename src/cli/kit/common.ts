@@ -8,6 +8,13 @@ export const VERSION_TEXT = `offload-kit ${PACKAGE_VERSION} (clang-offload-* ${L
 export const KIT_CATEGORY = "offload-kit options";
 
 export const FILES_OPTION: OptionSpec = { name: "files", kind: "string", list: true, positional: true, description: "<file>..." };
+/** The inputs of ls, sizes, extract and check: files, and folders walked as check walks them (src/inspect/node/folders.ts). */
+export const PATHS_OPTION: OptionSpec = { ...FILES_OPTION, description: "<file|dir>..." };
+/** What their --help says about folders. */
+export const FOLDERS_HELP =
+  "A folder is walked as `find DIR` (without -L) walks it: a link named is followed, linked folders inside are not\n" +
+  "entered, a linked file counts once; files without offload code are skipped and counted, packages found are\n" +
+  "opened as when named, and entries that cannot be read are reported on stderr (and in --json 'unreadable').\n";
 export const JSON_OPTION: OptionSpec = { name: "json", kind: "flag", description: "Print JSON instead of a table", category: KIT_CATEGORY };
 
 export interface SubcommandContext {

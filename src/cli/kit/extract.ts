@@ -1,9 +1,12 @@
 /**
- * `offload-kit extract FILE... [--out-dir=DIR] [--targets=T1,T2] [--image=<filter>]... [--archive] [--json]`:
- * every entry of every bundle and every offload image in each file, wherever the file holds them (a bundle,
+ * `offload-kit extract FILE|DIR... [--out-dir=DIR] [--targets=T1,T2] [--image=<filter>]... [--archive] [--json]`:
+ * every entry of every bundle and every offload image in each file or folder, wherever the file holds them (a bundle,
  * a compressed bundle, an executable's or library's `.hip_fatbin`, a fat object, `.llvm.offloading`, an
  * archive), written to `DIR/<file name>-<bundle index>-<entry ID>` and, for offload images,
  * clang-offload-packager's `DIR/<stem>-<triple>-<arch>.<n>.<ext>` (src/inspect/node/extract.ts).
+ * Folders are walked as check walks them (src/inspect/node/folders.ts); a file found there is named after
+ * its path below the folder, flattened to one component (`sub/libfoo.so` gives `sub_libfoo.so-0-<ID>`),
+ * and any name already given in the run gets `.1`, `.2`, ..., so two same-named files never meet.
  *
  * An input with nothing to extract (or nothing the filters select) is an error, like an unreadable one;
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
@@ -15,14 +18,18 @@ import { checkNameCollisions, normaliseBatchTargets } from "../../bundler/node/b
 import { prepareOutputDirectory, removeDirectories } from "../../node/directories.js";
 import { extractSource } from "../../inspect/node/extract.js";
 import { forEachInput } from "../../packages/node/inputs.js";
+import type { InputWalk } from "../../packages/node/inputs.js";
+import { flattenFoundPath, forEachPath, namedDirectory } from "../../inspect/node/folders.js";
+import type { ExtractAllOptions } from "../../inspect/node/extract.js";
 import { flattenMemberPath } from "../../packages/names.js";
 import type { ExtractedOutput } from "../../inspect/node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";
 import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
+import { foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
@@ -33,12 +40,87 @@ function outputJson(output: ExtractedOutput): unknown {
   };
 }
 
+/** One input extracted, not yet reported (a file found in a folder is reported only when it holds offload code). */
+interface Extracted {
+  readonly outputs: ExtractedOutput[];
+  readonly problems: (ScanProblem & { file: string })[];
+  readonly errors: { file: string; code: string; message: string }[];
+  /** What the text report prints, in order. */
+  readonly messages: { error: boolean; text: string }[];
+  /** The package's walk, for its problems. */
+  walk?: InputWalk;
+  /** Printed after the package's problems: that the package gave nothing. */
+  closing?: string;
+  /** Whether the file is offload code (gave outputs, or failed where offload code is). */
+  offload: boolean;
+  /** The file itself could not be opened. */
+  readError?: { code: string; message: string };
+}
+
+/**
+ * Extracts one file, named on the command line or found in a folder: `file` names it in reports, `naming` is
+ * what its outputs are named after (the file itself when named; its flattened path below the folder when found).
+ */
+async function extractInput(file: string, naming: string, options: ExtractAllOptions): Promise<Extracted> {
+  const done: Extracted = { outputs: [], problems: [], errors: [], messages: [], offload: false };
+  const fail = (itemName: string, e: OffloadKitError) => {
+    done.errors.push({ file: itemName, code: e.code, message: e.message });
+    done.messages.push({ error: true, text: inputMessage(itemName, e.message) });
+  };
+  let opened = false;
+  try {
+    let fromPackage = 0;
+    const walk = await forEachInput(file, ({ name: itemName, member, source }) => {
+      opened = true;
+      let result;
+      try {
+        // A member is written under its whole path, flattened to one safe file name.
+        result = extractSource(source, member === undefined ? naming : flattenMemberPath(naming, member), options);
+      } catch (e) {
+        // A package member with no device code (most of them) is not an error; the package with none is.
+        if (member !== undefined && isOffloadKitError(e) && e.code === "NOTHING_TO_EXTRACT") return;
+        if (member === undefined || !isOffloadKitError(e)) throw e;
+        fail(itemName, e);
+        return;
+      }
+      fromPackage += result.outputs.length;
+      done.outputs.push(...result.outputs.map((o) => (member === undefined ? { ...o, file } : { ...o, file: itemName, packageMember: member })));
+      for (const problem of result.problems) {
+        done.problems.push({ file: itemName, ...problem });
+        if (result.outputs.length > 0) done.messages.push({ error: false, text: `${itemName}: at ${hex(problem.offset)}: ${problem.message}` });
+      }
+    });
+    if (walk.package === undefined) {
+      done.offload = done.outputs.length > 0;
+      return done;
+    }
+    done.walk = walk;
+    for (const p of walk.problems) done.problems.push({ file: p.name, code: p.code, message: p.message, offset: p.offset });
+    if (hasErrors(walk)) done.errors.push({ file, code: "PACKAGE_PROBLEMS", message: `${walk.problems.length} member(s) could not be read` });
+    // In a folder, a package counts when a member gave outputs or failed, or it could not be read to the end.
+    done.offload = fromPackage > 0 || done.errors.length > 0;
+    if (fromPackage === 0 && (done.offload || options.skipWithoutOffloadCode !== true)) {
+      const e = new OffloadKitError("NOTHING_TO_EXTRACT", `no offload bundles or offload binaries found in the ${walk.package.members} members of the package`);
+      done.errors.push({ file, code: e.code, message: e.message });
+      done.closing = `${file}: ${e.message}`;
+    }
+    return done;
+  } catch (e) {
+    if (!isOffloadKitError(e)) throw e;
+    if (!opened) done.readError = { code: e.code, message: e.message };
+    else fail(file, e);
+    done.offload = true;
+    return done;
+  }
+}
+
 export const extract: Subcommand = {
-  summary: "Write every bundle entry and offload image in each file, wherever it is held: [--out-dir=DIR] [--targets=T1,T2] [--image=<key>=<value>,...]... [--json].",
+  summary: "Write every bundle entry and offload image in each file or folder, wherever it is held: [--out-dir=DIR] [--targets=T1,T2] [--image=<key>=<value>,...]... [--json].",
   spec: () => ({
-    overview: "offload-kit extract: write every bundle entry and offload image in files to files\n",
+    overview: `offload-kit extract: write every bundle entry and offload image in files and folders to files\n\n${FOLDERS_HELP}` +
+      "A file found in a folder names its outputs after its path below the folder, '/' made '_' (sub/libfoo.so: sub_libfoo.so-0-<ID>).\n",
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       { name: "out-dir", kind: "string", valueName: "dir", description: "Directory for the outputs (created if missing; default: .)", category },
       { name: "targets", kind: "string", list: true, commaSeparated: true, description: "Only entries compatible with one of [<offload kind>-<target triple>,...], by the bundler's rules", category },
       { name: "hip-openmp-compatible", kind: "flag", description: "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa", category },
@@ -65,7 +147,8 @@ export const extract: Subcommand = {
     return runGuardedAsync(io, name, async () => {
       // Both refuse before anything is written.
       if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
-      checkNameCollisions(files);
+      // Files found in folders are named after their path below the folder (src/inspect/node/folders.ts).
+      checkNameCollisions(files.filter((f) => !namedDirectory(f)));
       // A folder asked for that takes no files is one error now, not one per input; the current folder (the
       // default) is not probed, since `--image=file=` outputs may all go elsewhere.
       const created = prepareOutputDirectory(outDir, stringValue(values, "out-dir") !== "");
@@ -84,56 +167,44 @@ export const extract: Subcommand = {
         taken,
         warn: (text: string) => printWarning(io, name, text),
       };
-      for (const file of files) {
-        try {
-          let fromPackage = 0;
-          const walk = await forEachInput(file, ({ name: itemName, member, source }) => {
-            let result;
-            try {
-              // A member is written under its whole path, flattened to one safe file name.
-              result = extractSource(source, member === undefined ? file : flattenMemberPath(file, member), options);
-            } catch (e) {
-              // A package member with no device code (most of them) is not an error; the package with none is.
-              if (member !== undefined && isOffloadKitError(e) && e.code === "NOTHING_TO_EXTRACT") return;
-              if (member === undefined || !isOffloadKitError(e)) throw e;
-              errors.push({ file: itemName, code: e.code, message: e.message });
-              if (!json) printError(io, name, `${itemName}: ${e.message}`);
-              return;
-            }
-            fromPackage += result.outputs.length;
-            outputs.push(...result.outputs.map((o) => (member === undefined ? o : { ...o, file: itemName, packageMember: member })));
-            for (const problem of result.problems) {
-              problems.push({ file: itemName, ...problem });
-              if (!json) printWarning(io, name, `${itemName}: at ${hex(problem.offset)}: ${problem.message}`);
-            }
-          });
-          if (walk.package !== undefined) {
-            for (const p of walk.problems) problems.push({ file: p.name, code: p.code, message: p.message, offset: p.offset });
-            if (!json) printProblems(io, name, walk);
-            if (hasErrors(walk)) errors.push({ file, code: "PACKAGE_PROBLEMS", message: `${walk.problems.length} member(s) could not be read` });
-            if (fromPackage === 0) {
-              const e = new OffloadKitError("NOTHING_TO_EXTRACT", `no offload bundles or offload binaries found in the ${walk.package.members} members of the package`);
-              errors.push({ file, code: e.code, message: e.message });
-              if (!json) printError(io, name, `${file}: ${e.message}`);
-            }
-          }
-        } catch (e) {
-          if (!isOffloadKitError(e)) throw e;
-          errors.push({ file, code: e.code, message: e.message });
-          if (!json) printError(io, name, inputMessage(file, e.message));
-        }
+      let inputs = 0;
+      let failedInputs = 0;
+      const run = await forEachPath(files, {
+        inspect: (file, found) => extractInput(file, found === undefined ? file : flattenFoundPath(found.folder, file), { ...options, skipWithoutOffloadCode: found !== undefined }),
+        classify: (done) => (done.readError !== undefined ? { unreadable: done.readError } : done.offload ? "input" : "skipped"),
+        use: (done, file) => {
+          inputs++;
+          if (done.readError !== undefined) done.errors.push({ file, ...done.readError });
+          if (done.errors.length > 0) failedInputs++;
+          outputs.push(...done.outputs);
+          problems.push(...done.problems);
+          errors.push(...done.errors);
+          if (json) return;
+          for (const m of done.messages) (m.error ? printError : printWarning)(io, name, m.text);
+          if (done.walk !== undefined) printProblems(io, name, done.walk);
+          if (done.closing !== undefined) printError(io, name, done.closing);
+          if (done.readError !== undefined) printError(io, name, inputMessage(file, done.readError.message));
+        },
+      });
+      const unreadable = printUnreadable(io, name, run);
+      // A folder with no offload file gives nothing to extract, as a file with none does.
+      for (const dir of run.emptyDirectories) {
+        const message = "no offload bundles or offload binaries found in any file of the folder";
+        errors.push({ file: dir, code: "NOTHING_TO_EXTRACT", message });
+        if (!json) printError(io, name, `${dir}: ${message}`);
       }
       // A folder this run made and left empty (every input failed) goes again, as if never asked for.
       removeDirectories(created);
       if (json) {
-        io.stdout(`${JSON.stringify({ outputs: outputs.map(outputJson), problems, errors }, null, 2)}\n`);
+        io.stdout(`${JSON.stringify({ outputs: outputs.map(outputJson), problems, errors, ...foldersJson(run) }, null, 2)}\n`);
       } else {
         const bytes = outputs.reduce((n, o) => n + o.size, 0);
         const seconds = (performance.now() - started) / 1000;
-        const inputs = `${files.length - errors.length} of ${plural(files.length, "file")}`;
-        io.stdout(`extracted ${plural(outputs.length, "output")} (${bytes} bytes) from ${inputs} into ${outDir} in ${seconds.toFixed(2)} s\n`);
+        const from = `${inputs - failedInputs} of ${plural(inputs, "file")}`;
+        const note = run.folders ? `; ${foldersNote(run)}` : "";
+        io.stdout(`extracted ${plural(outputs.length, "output")} (${bytes} bytes) from ${from} into ${outDir} in ${seconds.toFixed(2)} s${note}\n`);
       }
-      return errors.length > 0 ? 1 : 0;
+      return errors.length > 0 || unreadable ? 1 : 0;
     });
   },
 };

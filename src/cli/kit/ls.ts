@@ -1,6 +1,7 @@
 /**
- * `offload-kit ls FILE... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
- * at its start or embedded. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
+ * `offload-kit ls FILE|DIR... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
+ * at its start or embedded; folders are walked as check walks them (src/inspect/node/folders.ts), files
+ * found without offload code skipped and counted. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
  * for offload binaries, raw or in an ELF object's `.llvm.offloading` sections.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
@@ -16,12 +17,16 @@ import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
 import { withFile } from "../../node/file-source.js";
 import { forEachInput } from "../../packages/node/inputs.js";
+import type { InputWalk } from "../../packages/node/inputs.js";
+import { holdsOffloadCode } from "../../inspect/node/check.js";
+import { forEachPath } from "../../inspect/node/folders.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 import type { CliIO } from "../io.js";
 import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
+import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
 
 const HEADER_CODES = new Set(["OFFLOAD_BAD_MAGIC", "OFFLOAD_HEADER_TRUNCATED", "OFFLOAD_BAD_VERSION", "OFFLOAD_SIZE_OUT_OF_BOUNDS", "OFFLOAD_ENTRIES_OUT_OF_BOUNDS"]);
 
@@ -109,14 +114,65 @@ function formatReport(path: string, report: Location): string {
   return out;
 }
 
+/** One file listed, not yet printed (a file found in a folder is printed only when it holds offload code). */
+interface Listed {
+  readonly json?: unknown;
+  readonly text: string;
+  /** The package's walk, for its problems. */
+  readonly walk?: InputWalk;
+  /** Set when a package member could not be read. */
+  readonly failed: boolean;
+  /** Whether the file is offload code by check's rule (src/inspect/node/check.ts holdsOffloadCode). */
+  readonly offload: boolean;
+  /** The file itself could not be read. */
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+async function listFile(path: string, json: boolean): Promise<Listed> {
+  try {
+    const members: unknown[] = [];
+    let withCode = 0;
+    let text = "";
+    let report: unknown;
+    let offload = false;
+    const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
+      const location = withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      if (holdsOffloadCode(location)) offload = true;
+      if (member === undefined) {
+        if (json) report = locationJson(path, location);
+        else text = formatReport(path, location);
+        return;
+      }
+      // In a package, only members holding something (or failing) are shown.
+      if (location.bundles.length === 0 && location.offloadBinaries.length === 0 && location.problems.length === 0) return;
+      withCode++;
+      if (json) members.push({ ...locationJson(itemName, location), member });
+      else text += formatReport(itemName, location);
+    });
+    if (walk.package === undefined) return { json: report, text, failed: false, offload };
+    const failed = hasErrors(walk);
+    return {
+      json: json ? { path, package: walk.package, members, problems: problemsJson(walk) } : undefined,
+      text: json ? "" : packageLine(path, walk, withCode) + text,
+      walk,
+      failed,
+      // A package that could not be read to the end counts in a folder, as check counts it.
+      offload: offload || failed,
+    };
+  } catch (e) {
+    if (!isOffloadKitError(e)) throw e;
+    return { text: "", failed: true, offload: true, error: { code: e.code, message: e.message } };
+  }
+}
+
 export const ls: Subcommand = {
-  summary: "List every offload bundle and offload binary in each file (at its start or embedded): IDs, offsets, sizes, alignment, image kinds, triples.",
+  summary: "List every offload bundle and offload binary in each file or folder (at its start or embedded): IDs, offsets, sizes, alignment, image kinds, triples.",
   spec: () => ({
-    overview: "offload-kit ls: list the offload bundles and offload binaries in files\n",
+    overview: `offload-kit ls: list the offload bundles and offload binaries in files and folders\n\n${FOLDERS_HELP}`,
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       JSON_OPTION,
-      { name: "objdump", kind: "flag", description: "Print offload binaries exactly as llvm-objdump --offloading (19) does", category: KIT_CATEGORY },
+      { name: "objdump", kind: "flag", description: "Print offload binaries exactly as llvm-objdump --offloading (19) does (files only: a folder is 'Is a directory', as there)", category: KIT_CATEGORY },
     ],
     version: VERSION_TEXT,
   }),
@@ -128,39 +184,25 @@ export const ls: Subcommand = {
     return runGuardedAsync(io, name, async () => {
       let status = 0;
       const reports: unknown[] = [];
-      for (const path of files) {
-        try {
-          const members: unknown[] = [];
-          let withCode = 0;
-          let text = "";
-          const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
-            const report = withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
-            const found = report.bundles.length > 0 || report.offloadBinaries.length > 0 || report.problems.length > 0;
-            if (member === undefined) {
-              if (json) reports.push(locationJson(path, report));
-              else io.stdout(formatReport(path, report));
-              return;
-            }
-            // In a package, only members holding something (or failing) are shown.
-            if (!found) return;
-            withCode++;
-            if (json) members.push({ ...locationJson(itemName, report), member });
-            else text += formatReport(itemName, report);
-          });
-          if (walk.package !== undefined) {
-            if (json) reports.push({ path, package: walk.package, members, problems: problemsJson(walk) });
-            else io.stdout(packageLine(path, walk, withCode) + text);
-            if (!json) printProblems(io, name, walk);
-            if (hasErrors(walk)) status = 1;
+      const run = await forEachPath(files, {
+        inspect: (path) => listFile(path, json),
+        classify: (listed) => (listed.error !== undefined ? { unreadable: listed.error } : listed.offload ? "input" : "skipped"),
+        use: (listed, path) => {
+          if (listed.error !== undefined) {
+            status = 1;
+            if (json) reports.push({ path, error: listed.error });
+            else printError(io, name, listed.error.message);
+            return;
           }
-        } catch (e) {
-          if (!isOffloadKitError(e)) throw e;
-          status = 1;
-          if (json) reports.push({ path, error: { code: e.code, message: e.message } });
-          else printError(io, name, e.message);
-        }
-      }
-      if (json) io.stdout(`${JSON.stringify({ files: reports }, null, 2)}\n`);
+          if (json) reports.push(listed.json);
+          else io.stdout(listed.text);
+          if (listed.walk !== undefined && !json) printProblems(io, name, listed.walk);
+          if (listed.failed) status = 1;
+        },
+      });
+      if (printUnreadable(io, name, run)) status = 1;
+      if (json) io.stdout(`${JSON.stringify({ files: reports, ...foldersJson(run) }, null, 2)}\n`);
+      else if (run.folders) io.stdout(`${emptyFoldersText(run)}${foldersNote(run)}\n`);
       return status;
     });
   },

@@ -1,6 +1,7 @@
 /**
- * `offload-kit sizes FILE... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
+ * `offload-kit sizes FILE|DIR... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
  * per target ID (or processor, or bundle) in each file and in total, largest first (src/inspect/sizes.ts).
+ * Folders are walked as check walks them (src/inspect/node/folders.ts): the total covers the files found.
  * A file with no device code is reported as such; only a file that cannot be read makes the exit status 1.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
@@ -10,13 +11,17 @@ import { fileSizes, totalSizes } from "../../inspect/sizes.js";
 import type { FileSizes, SizeRow } from "../../inspect/sizes.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
 import { forEachInput } from "../../packages/node/inputs.js";
+import type { InputWalk } from "../../packages/node/inputs.js";
+import { holdsOffloadCode } from "../../inspect/node/check.js";
+import { forEachPath } from "../../inspect/node/folders.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";
 import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
+import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
 
 const GROUPINGS = ["target", "processor", "bundle"] as const;
 type Grouping = (typeof GROUPINGS)[number];
@@ -77,12 +82,86 @@ function rowsJson(rows: readonly SizeRow[]): unknown[] {
   return rows.map((r) => ({ ...r, id: byteStringToUnicode(r.id) }));
 }
 
+function sizedJson(sized: FileSizes, problems: unknown) {
+  return {
+    ...sized,
+    targets: rowsJson(sized.targets),
+    processors: rowsJson(sized.processors),
+    bundles: sized.bundles.map((b) => ({
+      ...b,
+      ...(b.section !== undefined ? { section: byteStringToUnicode(b.section) } : {}),
+      ...(b.member !== undefined ? { member: byteStringToUnicode(b.member) } : {}),
+    })),
+    problems,
+  };
+}
+
+/** One file measured, not yet printed (a file found in a folder is printed only when it holds offload code). */
+interface Sized {
+  readonly json?: unknown;
+  readonly text: string;
+  readonly warnings: readonly string[];
+  /** What goes into the total: the file, or a package's members with device code. */
+  readonly measured: readonly FileSizes[];
+  /** The package's walk, for its problems. */
+  readonly walk?: InputWalk;
+  /** Set when a package member could not be read. */
+  readonly failed: boolean;
+  /** Whether the file is offload code by check's rule (src/inspect/node/check.ts holdsOffloadCode). */
+  readonly offload: boolean;
+  /** The file itself could not be read. */
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Sized> {
+  try {
+    const members: FileSizes[] = [];
+    const memberReports: unknown[] = [];
+    const warnings: string[] = [];
+    let text = "";
+    let report: unknown;
+    let offload = false;
+    const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
+      const location = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      if (holdsOffloadCode(location)) offload = true;
+      const sized = fileSizes(itemName, location);
+      if (member === undefined) {
+        members.push(sized);
+        if (json) report = sizedJson(sized, location.problems);
+        else text = formatFile(sized, by);
+      } else {
+        // In a package, members without device code are counted but not listed.
+        if (sized.bundles.length === 0 && sized.entries === 0 && location.problems.length === 0) return;
+        members.push(sized);
+        if (json) memberReports.push({ ...sizedJson(sized, location.problems), member });
+        else text += formatFile(sized, by);
+      }
+      if (!json) warnings.push(...location.problems.map((p) => `${itemName}: at ${hex(p.offset)}: ${p.message}`));
+    });
+    if (walk.package === undefined) return { json: report, text, warnings, measured: members, failed: false, offload };
+    const total = totalSizes(members);
+    const failed = hasErrors(walk);
+    const common = { warnings, measured: members, walk, failed, offload: offload || failed };
+    if (json) {
+      const totalJson = { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) };
+      return { ...common, text: "", json: { path, package: walk.package, members: memberReports, total: totalJson, problems: problemsJson(walk) } };
+    }
+    const rows = by === "processor" ? total.processors : total.targets;
+    text += `${path}: package total, ${total.entries} entries, ${formatWithCommas(total.bytes)} bytes in ${members.length} member${members.length === 1 ? "" : "s"}\n`;
+    if (total.entries > 0) text += groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, total.storedBytes !== undefined);
+    return { ...common, text: packageLine(path, walk, members.length) + text };
+  } catch (e) {
+    if (!isOffloadKitError(e)) throw e;
+    return { text: "", warnings: [], measured: [], failed: true, offload: true, error: { code: e.code, message: e.message } };
+  }
+}
+
 export const sizes: Subcommand = {
-  summary: "Where the bytes go: entries and bytes per target ID, processor or bundle, in each file and in total: [--by=target|processor|bundle] [--json].",
+  summary: "Where the bytes go: entries and bytes per target ID, processor or bundle, in each file (or folder) and in total: [--by=target|processor|bundle] [--json].",
   spec: () => ({
-    overview: "offload-kit sizes: entries and bytes of device code per target ID, processor or bundle\n",
+    overview: `offload-kit sizes: entries and bytes of device code per target ID, processor or bundle, in files and folders\n\n${FOLDERS_HELP}`,
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       { name: "by", kind: "string", valueName: "target|processor|bundle", description: "Group the table by target ID (default), processor or bundle", category },
       JSON_OPTION,
     ],
@@ -98,79 +177,42 @@ export const sizes: Subcommand = {
       const measured: FileSizes[] = [];
       const reports: unknown[] = [];
       let status = 0;
-      const sizedJson = (sized: FileSizes, problems: unknown) => ({
-        ...sized,
-        targets: rowsJson(sized.targets),
-        processors: rowsJson(sized.processors),
-        bundles: sized.bundles.map((b) => ({
-          ...b,
-          ...(b.section !== undefined ? { section: byteStringToUnicode(b.section) } : {}),
-          ...(b.member !== undefined ? { member: byteStringToUnicode(b.member) } : {}),
-        })),
-        problems,
-      });
-      for (const path of files) {
-        try {
-          const members: FileSizes[] = [];
-          const memberReports: unknown[] = [];
-          let text = "";
-          const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
-            const location = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
-            const sized = fileSizes(itemName, location);
-            const warnings = location.problems.map((p) => `${itemName}: at ${hex(p.offset)}: ${p.message}`);
-            if (member === undefined) {
-              measured.push(sized);
-              if (json) reports.push(sizedJson(sized, location.problems));
-              else {
-                io.stdout(formatFile(sized, by));
-                for (const w of warnings) printWarning(io, name, w);
-              }
-              return;
-            }
-            // In a package, members without device code are counted but not listed.
-            if (sized.bundles.length === 0 && sized.entries === 0 && location.problems.length === 0) return;
-            members.push(sized);
-            measured.push(sized);
-            if (json) memberReports.push({ ...sizedJson(sized, location.problems), member });
-            else {
-              text += formatFile(sized, by);
-              for (const w of warnings) printWarning(io, name, w);
-            }
-          });
-          if (walk.package !== undefined) {
-            const total = totalSizes(members);
-            if (json) {
-              reports.push({
-                path,
-                package: walk.package,
-                members: memberReports,
-                total: { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) },
-                problems: problemsJson(walk),
-              });
-            } else {
-              const rows = by === "processor" ? total.processors : total.targets;
-              text += `${path}: package total, ${total.entries} entries, ${formatWithCommas(total.bytes)} bytes in ${members.length} member${members.length === 1 ? "" : "s"}\n`;
-              if (total.entries > 0) text += groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, total.storedBytes !== undefined);
-              io.stdout(packageLine(path, walk, members.length) + text);
-              printProblems(io, name, walk);
-            }
-            if (hasErrors(walk)) status = 1;
+      const run = await forEachPath(files, {
+        inspect: (path) => sizeFile(path, json, by),
+        classify: (sized) => (sized.error !== undefined ? { unreadable: sized.error } : sized.offload ? "input" : "skipped"),
+        use: (sized, path) => {
+          if (sized.error !== undefined) {
+            status = 1;
+            if (json) reports.push({ path, error: sized.error });
+            else printError(io, name, sized.error.message);
+            return;
           }
-        } catch (e) {
-          if (!isOffloadKitError(e)) throw e;
-          status = 1;
-          if (json) reports.push({ path, error: { code: e.code, message: e.message } });
-          else printError(io, name, e.message);
-        }
-      }
+          measured.push(...sized.measured);
+          if (json) reports.push(sized.json);
+          else {
+            io.stdout(sized.text);
+            for (const w of sized.warnings) printWarning(io, name, w);
+            if (sized.walk !== undefined) printProblems(io, name, sized.walk);
+          }
+          if (sized.failed) status = 1;
+        },
+      });
+      if (printUnreadable(io, name, run)) status = 1;
       const total = totalSizes(measured);
       if (json) {
-        io.stdout(`${JSON.stringify({ files: reports, total: { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) } }, null, 2)}\n`);
-      } else if (measured.length > 1) {
-        const stored = total.storedBytes !== undefined;
-        const rows = by === "processor" ? total.processors : total.targets;
-        const summary = `${total.entries} entries, ${formatWithCommas(total.bytes)} bytes${stored ? `, ${formatWithCommas(total.storedBytes!)} stored` : ""}`;
-        io.stdout(`total (${total.files} files): ${summary}\n${groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, stored)}`);
+        const totalJson = { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) };
+        io.stdout(`${JSON.stringify({ files: reports, total: totalJson, ...foldersJson(run) }, null, 2)}\n`);
+      } else {
+        io.stdout(emptyFoldersText(run));
+        // A folder's total is printed even when it held one file with device code, with what was looked at.
+        if (measured.length > 1 || run.folders) {
+          const stored = total.storedBytes !== undefined;
+          const rows = by === "processor" ? total.processors : total.targets;
+          const summary = `${total.entries} entries, ${formatWithCommas(total.bytes)} bytes${stored ? `, ${formatWithCommas(total.storedBytes!)} stored` : ""}`;
+          const table = total.entries > 0 || !run.folders ? groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, stored) : "";
+          io.stdout(`total (${total.files} files): ${summary}\n${table}`);
+        }
+        if (run.folders) io.stdout(`${foldersNote(run)}\n`);
       }
       return status;
     });

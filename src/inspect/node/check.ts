@@ -4,14 +4,9 @@
  * objects, offload binaries, the offload sections of ELF files, archive members), or in the offload
  * files of a directory, each with the verdict of src/inspect/check.ts for one GPU configuration.
  *
- * Directories are walked as `find DIR` walks them (without -L): a symbolic link named on the command
- * line is followed; inside a walked directory a link to a file counts once, under the file it points
- * to (files are told apart by device and inode, so two links and the file are one input), a link to a
- * directory is not entered (`ln -s . self` cannot loop, a link to /usr/lib cannot leave the tree), and
- * a directory or entry that cannot be read is reported and skipped while the walk goes on.
+ * Directories are walked as `find DIR` walks them (without -L), by the one walk `ls`, `sizes` and
+ * `extract` make too (src/inspect/node/folders.ts).
  */
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import type { Stats } from "node:fs";
 import type { Engine } from "../../engine/engine.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { engine as defaultEngine } from "../../engine/select.js";
@@ -21,9 +16,12 @@ import { imageTargetId, locate } from "../locate.js";
 import type { Location } from "../locate.js";
 import type { ScanProblem } from "../scan.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
-import { fileError } from "../../node/errors.js";
 import { withFile } from "../../node/file-source.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
+import { forEachPath } from "./folders.js";
+import type { WalkError } from "./folders.js";
+
+export type { WalkError } from "./folders.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
@@ -153,6 +151,12 @@ export function isDamagedOffloadFile(location: Location): boolean {
   return location.container !== "other" || location.problems.some((p) => p.offset === 0);
 }
 
+/** Whether a located file is offload code by the walk's rule: something found, or damage where offload code is. */
+export function holdsOffloadCode(location: Location): boolean {
+  if (location.bundles.length > 0 || location.offloadBinaries.length > 0) return true;
+  return location.problems.length > 0 && isDamagedOffloadFile(location);
+}
+
 /** checkFile with the verdicts of one run (a directory's files share them). */
 export function checkWith(path: string, verdict: (id: string) => EntryVerdict, options: CheckOptions): CheckedInput {
   const engine = options.engine ?? defaultEngine();
@@ -184,76 +188,6 @@ export function checkWith(path: string, verdict: (id: string) => EntryVerdict, o
   };
 }
 
-/** A directory or entry a walk could not read. */
-export interface WalkError {
-  readonly path: string;
-  readonly code: string;
-  readonly message: string;
-}
-
-export interface Walk {
-  /** Regular files, each once (`key`: device:inode), in walk order (names sorted, depth first). */
-  readonly files: { readonly path: string; readonly key: string }[];
-  /** Files met again (a second link, or a directory walked twice in one run), by device:inode. */
-  readonly repeats: string[];
-  readonly errors: WalkError[];
-}
-
-function walkError(path: string, e: unknown): WalkError {
-  if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-  const error = fileError(path, e);
-  return { path, code: error.code, message: error.message };
-}
-
-/**
- * The regular files below `dir`, as `find DIR -type f` (without -L) reaches them, except that a link to
- * a file counts under the file it points to; `seen` (device:inode) spans the walks of one run.
- */
-export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], repeats: [], errors: [] }): Walk {
-  let names: string[];
-  try {
-    names = readdirSync(dir).sort();
-  } catch (e) {
-    walk.errors.push(walkError(dir, e));
-    return walk;
-  }
-  for (const name of names) {
-    // As find names them: under the directory as given (`./lib.so` for `.`), not normalised.
-    const path = dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
-    let stat: Stats;
-    try {
-      stat = lstatSync(path);
-    } catch (e) {
-      walk.errors.push(walkError(path, e));
-      continue;
-    }
-    let file = path;
-    if (stat.isSymbolicLink()) {
-      // A link to a directory is not entered; a dangling link or a loop of links is nothing to check.
-      let target: Stats;
-      try {
-        target = statSync(path);
-        file = realpathSync(path);
-      } catch {
-        continue;
-      }
-      if (!target.isFile()) continue;
-      stat = target;
-    }
-    if (stat.isDirectory()) walkDirectory(path, seen, walk);
-    else if (stat.isFile()) {
-      const key = `${stat.dev}:${stat.ino}`;
-      if (seen.has(key)) {
-        walk.repeats.push(key);
-        continue;
-      }
-      seen.add(key);
-      walk.files.push({ path: file, key });
-    }
-  }
-  return walk;
-}
-
 export interface CheckRun {
   readonly inputs: readonly CheckedInput[];
   /** Files found in directories that hold no offload code (not counted as inputs). */
@@ -262,20 +196,6 @@ export interface CheckRun {
   readonly emptyDirectories: readonly string[];
   /** Directories and entries a walk could not read (reported, skipped; they fail the run). */
   readonly unreadable: readonly WalkError[];
-}
-
-/**
- * Whether a path named on the command line is a directory, following a link as `find -H` does. A path that
- * cannot be looked at (under a file, a loop of links, behind a folder without search permission) is not:
- * it is checked as a file, whose open then fails with the reason, as a per-file error.
- */
-function namedDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-    return false;
-  }
 }
 
 /** How one file is checked: as a plain file by default; `check` passes one that opens packages (src/packages/node/check.ts). */
@@ -293,34 +213,13 @@ export async function checkPaths(
   inspect: InspectFile = (path, verdict) => checkWith(path, verdict, options),
 ): Promise<CheckRun> {
   const inputs: CheckedInput[] = [];
-  const skipped: string[] = [];
-  const emptyDirectories: string[] = [];
-  const unreadable: WalkError[] = [];
-  const seen = new Set<string>();
-  /** Files (device:inode) found to be inputs, so a directory walked again still counts them. */
-  const offloadKeys = new Set<string>();
   const verdict = verdictsFor(gpu, options);
-  for (const path of paths) {
-    if (namedDirectory(path)) {
-      const walk = walkDirectory(path, seen);
-      unreadable.push(...walk.errors);
-      let found = walk.repeats.filter((key) => offloadKeys.has(key)).length;
-      for (const { path: file, key } of walk.files) {
-        const checked = await inspect(file, verdict);
-        // In a directory, only files that hold offload code are inputs (a host-only library is not), and a
-        // file that cannot be read is an unreadable entry of the walk, as find reports it.
-        if (checked.readError === true) unreadable.push({ path: file, code: checked.error!.code, message: checked.error!.message });
-        else if (!checked.offloadFile) skipped.push(file);
-        else {
-          inputs.push(checked);
-          offloadKeys.add(key);
-          found++;
-        }
-      }
-      if (found === 0) emptyDirectories.push(path);
-    } else {
-      inputs.push(await inspect(path, verdict));
-    }
-  }
-  return { inputs, skipped, emptyDirectories, unreadable };
+  const run = await forEachPath(paths, {
+    inspect: (path) => inspect(path, verdict),
+    classify: (checked) => (checked.readError === true ? { unreadable: checked.error! } : checked.offloadFile ? "input" : "skipped"),
+    use: (checked) => {
+      inputs.push(checked);
+    },
+  });
+  return { inputs, skipped: run.skipped, emptyDirectories: run.emptyDirectories, unreadable: run.unreadable };
 }

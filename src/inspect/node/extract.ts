@@ -11,6 +11,9 @@
  * - an offload image: clang-offload-packager's `<stem>-<triple>-<arch>.<n>.<ext>` (`n` the image's index).
  * A name already given in the run (a repeated ID, or two inputs whose names meet) gets `.1`, `.2`, ...
  * appended, compared without case, so no two outputs share a name even on a case-insensitive file system.
+ * `offload-kit extract DIR` names a file found in a folder after its path below it, flattened into one
+ * component (src/inspect/node/folders.ts `flattenFoundPath`), and a package member after its whole path
+ * (src/packages/names.ts): the name passed as `input` here is already that single component.
  *
  * Selection: `targets` keeps the entries (and images, by `<kind>-<triple>-<arch>`) compatible with one of
  * the targets under the bundler's rules (src/bundler/targets.ts); `imageFilters` selects images as the
@@ -27,6 +30,7 @@ import { engine as defaultEngine } from "../../engine/select.js";
 import type { ByteSource } from "../../engine/source.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { imageTargetId, locate } from "../locate.js";
+import { holdsOffloadCode } from "./check.js";
 import type { LocatedBundle, LocatedOffloadBinaries } from "../locate.js";
 import type { FoundEntry, FoundOffloadImage, ScanProblem } from "../scan.js";
 import type { CollectedImage } from "../../packager/collect.js";
@@ -60,6 +64,11 @@ export interface ExtractAllOptions {
   readonly warn?: (text: string) => void;
   /** Names already given in this run (shared across inputs); keys are lower-cased. */
   readonly taken?: Set<string>;
+  /**
+   * For a file found in a folder: when it is not offload code by the walk's rule (src/inspect/node/check.ts
+   * `holdsOffloadCode`), give no outputs and no error instead of "nothing to extract".
+   */
+  readonly skipWithoutOffloadCode?: boolean;
 }
 
 /** One file written. */
@@ -86,6 +95,7 @@ export interface ExtractedOutput {
 
 export interface ExtractFileResult {
   readonly file: string;
+  /** Empty only for a file skipped by `skipWithoutOffloadCode` (otherwise no output is an error). */
   readonly outputs: readonly ExtractedOutput[];
   readonly problems: readonly ScanProblem[];
   readonly bundles: number;
@@ -312,6 +322,9 @@ export function extractSource(source: ByteSource, input: string, options: Extrac
       } else {
         matched.forEach((pending, i) => outputs.image(outputs.generated(extractedFileName(input, pending.image, i)), pending));
       }
+    }
+    if (outputs.list.length === 0 && options.skipWithoutOffloadCode === true && !holdsOffloadCode(location)) {
+      return { file: input, outputs: [], problems: location.problems, bundles: 0, images: 0 };
     }
     if (outputs.list.length === 0) {
       throw nothingExtracted({ bundles: location.bundles.length, images: images.length, problems: location.problems, size: location.size, ids }, options);
