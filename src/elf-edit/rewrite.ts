@@ -26,7 +26,7 @@ import { BUNDLE_MAGIC_BYTES } from "../formats/bundle.js";
 import { alignTo } from "../formats/bytes.js";
 import { isCompressedBundle } from "../formats/ccob.js";
 import {
-  EHDR_SIZE, PHDR_SIZE, PT_LOAD, PT_NULL, PT_PHDR, SHDR_SIZE, elfEditError, hex, openLinkedElf, setU64, writeProgramHeaders,
+  EHDR_SIZE, ET_EXEC, PF_R, PHDR_SIZE, PT_INTERP, PT_LOAD, PT_NULL, PT_PHDR, SHDR_SIZE, elfEditError, hex, openLinkedElf, setU64, writeProgramHeaders,
 } from "./elf64.js";
 import type { LinkedElf, ProgramHeader } from "./elf64.js";
 import { readHipFatbinLayout } from "./hip-fatbin.js";
@@ -147,32 +147,41 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     }
   }
   const spare = relocate ? -1 : phdrs.findIndex((p) => p.type === PT_NULL);
-  // Where a longer program header table goes. Linux before 5.18 computes AT_PHDR as the first PT_LOAD's
-  // (p_vaddr - p_offset) + e_phoff, so for executables the table must sit where a segment maps the file
-  // with that same displacement: at the end of part one (the segment keeps its displacement) when it
-  // shares the first segment's, which is every layout GNU ld and lld make; otherwise at the start of
-  // part two. Relocated, it opens the new segment, placed with that displacement when the padding is small.
   const firstLoad = phdrs.find((p) => p.type === PT_LOAD)!;
   const delta0 = firstLoad.vaddr - firstLoad.offset;
   const delta = seg.vaddr - seg.offset;
+  // Without a spare entry the table grows by two (part two, and a PT_LOAD of its own that maps it) and
+  // moves where every strip tool keeps it (see README, "strip"): GNU strip (BFD) accepts a table only
+  // right after the ELF header or at the start of a PT_LOAD that begins where the previous one's
+  // contents end, at an address congruent to that offset; eu-strip (libelf) writes zeros over every
+  // byte between two sections. A library's table goes past the end of the file, after the section
+  // header table, in a PT_LOAD above every address (congruent with the end of the last segment's
+  // contents, where BFD will put it). An executable's stays at the end of part one, with part one's
+  // displacement: Linux before 5.18 computes AT_PHDR as the first PT_LOAD's (p_vaddr - p_offset) +
+  // e_phoff, and no place past the file's end has that displacement without giving the pages back.
   const growTable = !relocate && hasTail && spare < 0;
-  const tableInPartTwo = growTable && delta !== delta0;
-  const grownSize = (phdrs.length + 1) * PHDR_SIZE;
-  const tailStart = tableInPartTwo ? Math.floor((fatbinEnd - grownSize) / 8) * 8 : fatbinEnd;
-  const tableOffset = tableInPartTwo ? tailStart : alignTo(keptEnd, 8);
-  const part1End = growTable && !tableInPartTwo ? tableOffset + grownSize : keptEnd;
-  let shift = Math.floor(tailStart / page) * page - alignTo(part1End, page);
+  const executable = elf.type === ET_EXEC || phdrs.some((p) => p.type === PT_INTERP);
+  const tableAfterPartOne = growTable && executable;
+  const grownSize = (phdrs.length + 2) * PHDR_SIZE;
+  const tailStart = fatbinEnd;
+  // Phdrs are 8-byte fields: after part one, .hip_fatbin is padded to 8 so the table follows it directly.
+  const part1End = tableAfterPartOne ? alignTo(keptEnd, 8) : keptEnd;
+  const tailFloor = tableAfterPartOne ? part1End + grownSize : part1End;
+  // Part two goes to the first offset past part one (and its table) at tailStart's place in a page,
+  // which is where BFD's layout puts it too.
+  let shift = tailStart - tailFloor - ((tailStart - tailFloor) % page);
   // A split that would have to give part one a .bss is not a layout linkers make for this segment;
   // a relocated section that filled its whole segment leaves it mapping zeros rather than none.
   if (hasTail && seg.memsz !== seg.filesz) shift = 0;
   if (relocate && keptEnd === seg.offset && !hasTail) shift = 0;
-  if (shift < 0 || tailStart < part1End) shift = 0;
+  if (shift < 0 || tailStart < tailFloor) shift = 0;
   const split = shift > 0 && hasTail;
   const part1Empty = split && part1End === seg.offset;
-  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? 1 : 0);
+  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? 2 : 0);
   const phdrTableMoved = relocate || (split && growTable);
-  /** Where the moved table lands in the output file (in place). */
-  const tableOut = tableInPartTwo ? tableOffset - shift : tableOffset;
+  const tableAtEnd = phdrTableMoved && !relocate && !tableAfterPartOne;
+  /** Where the section ends: the kept bundles, and the padding before a table that follows them. */
+  const fatbinSectionSize = (tableAfterPartOne && phdrTableMoved ? part1End - keptEnd : 0) + newFatbinSize;
 
   // The new segment (relocate): past the last byte of the file and the last mapped address.
   const tableSize = tableCount * PHDR_SIZE;
@@ -242,14 +251,43 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       align: page,
     });
   }
+  // The grown table's own PT_LOAD (read-only, one page-aligned segment of its own).
+  let tableOut = 0;
+  let tableAddress = 0;
+  let tablePaddr = 0;
+  if (relocate) {
+    tableOut = newSegOffset;
+    tableAddress = newSegAddress;
+    tablePaddr = newSegAddress + (seg.paddr - seg.vaddr);
+  } else if (phdrTableMoved) {
+    const loads = outPhdrs.filter((p) => p.type === PT_LOAD);
+    const last = loads[loads.length - 1];
+    if (tableAfterPartOne) {
+      tableOut = part1End;
+      tableAddress = part1End + delta;
+      tablePaddr = seg.paddr + (part1End - seg.offset);
+    } else {
+      // BFD puts this segment where the last one's contents end; keep its address congruent with that.
+      const lastEnd = last.vaddr + last.filesz;
+      tableAddress = alignTo(lastAddress, page) + (lastEnd % page);
+      const fileEnd = input.size - shift;
+      tableOut = fileEnd + ((tableAddress - fileEnd) % page + page) % page;
+      tablePaddr = tableAddress + (last.paddr - last.vaddr);
+    }
+    const table: ProgramHeader = {
+      type: PT_LOAD, flags: PF_R, offset: tableOut, vaddr: tableAddress, paddr: tablePaddr, filesz: tableSize, memsz: tableSize, align: page,
+    };
+    // Loaders want PT_LOADs in address order.
+    const before = outPhdrs.findIndex((p) => p.type === PT_LOAD && p.vaddr > tableAddress);
+    if (before < 0) outPhdrs.splice(outPhdrs.indexOf(last) + 1, 0, table);
+    else outPhdrs.splice(before, 0, table);
+  }
   if (phdrTableMoved) {
-    const tableFileOffset = relocate ? newSegOffset : tableOut;
-    const tableAddress = relocate ? newSegAddress : tableOffset + delta;
     for (const p of outPhdrs) {
       if (p.type === PT_PHDR) {
-        p.offset = tableFileOffset;
+        p.offset = tableOut;
         p.vaddr = tableAddress;
-        p.paddr = tableAddress + (relocate ? seg.paddr - seg.vaddr : seg.paddr - seg.offset - delta);
+        p.paddr = tablePaddr;
         p.filesz = p.memsz = tableSize;
       }
     }
@@ -294,7 +332,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       if (s.index === fatbin.index) {
         setU64(view, at + 16, fatbinAddress);
         setU64(view, at + 24, fatbinOffset);
-        setU64(view, at + 32, newFatbinSize);
+        setU64(view, at + 32, fatbinSectionSize);
       }
       else if (s.index !== 0 && s.offset >= fatbinEnd) setU64(view, at + 24, s.offset - shift);
     }
@@ -304,7 +342,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
   if (phdrTableMoved) {
-    setU64(ehView, 32, relocate ? newSegOffset : tableOut);
+    setU64(ehView, 32, tableOut);
     ehView.setUint16(56, tableCount, true);
   }
   patches.push({ at: 0, bytes: ehdr });
@@ -333,7 +371,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     return out;
   };
   let out = relocate ? fatbin.offset : packBundles(fatbin.offset);
-  if (phdrTableMoved && !relocate) {
+  if (tableAfterPartOne && phdrTableMoved) {
     pieces.push({ kind: "zeros", length: tableOut - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
     out = tableOut + phdrBytes.length;
@@ -347,6 +385,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     pieces.push({ kind: "zeros", length: newFatbinStart - phdrBytes.length });
     outputSize = packBundles(fatbinOffset);
   }
+  if (tableAtEnd) {
+    pieces.push({ kind: "zeros", length: tableOut - outputSize });
+    pieces.push({ kind: "bytes", bytes: phdrBytes });
+    outputSize = tableOut + phdrBytes.length;
+  }
 
   return {
     inputSize: input.size,
@@ -358,7 +401,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     split,
     phdrTableMoved,
     relocated: relocate,
-    fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: newFatbinSize },
+    fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: fatbinSectionSize },
   };
 }
 
