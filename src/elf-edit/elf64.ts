@@ -46,6 +46,7 @@ export const PF_R = 4;
 
 export const SHT_SYMTAB = 2;
 export const SHT_RELA = 4;
+export const SHT_NOTE = 7;
 export const SHT_NOBITS = 8;
 export const SHT_REL = 9;
 export const SHT_DYNSYM = 11;

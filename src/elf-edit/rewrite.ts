@@ -26,15 +26,17 @@ import { BUNDLE_MAGIC_BYTES } from "../formats/bundle.js";
 import { alignTo } from "../formats/bytes.js";
 import { isCompressedBundle } from "../formats/ccob.js";
 import {
-  EHDR_SIZE, ET_EXEC, PF_R, PHDR_SIZE, PT_INTERP, PT_LOAD, PT_NULL, PT_PHDR, SHDR_SIZE, elfEditError, hex, openLinkedElf, setU64, writeProgramHeaders,
+  EHDR_SIZE, ET_EXEC, PF_R, PHDR_SIZE, PT_INTERP, PT_LOAD, PT_NULL, PT_PHDR, SHDR_SIZE, SHF_ALLOC, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_SYMTAB, elfEditError, hex, openLinkedElf, setU64, writeProgramHeaders,
 } from "./elf64.js";
-import type { LinkedElf, ProgramHeader } from "./elf64.js";
+import type { LinkedElf, ProgramHeader, SectionHeader } from "./elf64.js";
+import { sectionBytes } from "./elf64.js";
 import { readHipFatbinLayout } from "./hip-fatbin.js";
 import type { FatbinBundle, HipFatbinLayout } from "./hip-fatbin.js";
 
 /** Zeros a relocated .hip_fatbin may be preceded by so its segment keeps the first segment's displacement. */
 const MAX_ALIGNING_PADDING = 1 << 20;
 const MAX_PAGE = 1 << 24;
+const SYM_SIZE = 24;
 
 export interface RewriteOptions {
   /**
@@ -103,6 +105,55 @@ function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
   }
 }
 
+/**
+ * The sections an executable's program header table can grow over: the run right after the table of
+ * `.interp` and SHT_NOTE sections, which only program headers lead to (PT_INTERP, PT_NOTE,
+ * PT_GNU_PROPERTY: the kernel and ld.so read them through those, no code or relocation points there).
+ * patchelf makes room for a longer table the same way (NixOS/patchelf#117). Undefined when the table
+ * is not followed by such a run, a header maps part of it and more, or no run leaves room for one more entry.
+ */
+interface NoteRun {
+  readonly start: number;
+  readonly end: number;
+  /** Largest sh_addralign in the run: it moves by a multiple, so its inner padding stays as it is. */
+  readonly align: number;
+  /** p_vaddr - p_offset of the PT_LOAD holding the table and the run. */
+  readonly displacement: number;
+  readonly sections: readonly SectionHeader[];
+  /** Program headers (by index) inside the run, which move with it. */
+  readonly headers: readonly number[];
+}
+
+function noteRunAfterTable(elf: LinkedElf): NoteRun | undefined {
+  const phdrs = elf.programHeaders;
+  const tableEnd = elf.phoff + phdrs.length * PHDR_SIZE;
+  const grownEnd = tableEnd + PHDR_SIZE;
+  const holder = phdrs.find((p) => p.type === PT_LOAD && p.offset <= elf.phoff && grownEnd <= p.offset + p.filesz);
+  if (holder === undefined) return undefined;
+  const placed = elf.sections
+    .filter((s) => s.index !== 0 && s.type !== SHT_NOBITS && (s.flags & SHF_ALLOC) !== 0 && s.offset + s.size > elf.phoff && s.offset < holder.offset + holder.filesz)
+    .sort((a, b) => a.offset - b.offset || a.size - b.size);
+  const movable = (s: SectionHeader): boolean => s.type === SHT_NOTE || s.name === ".interp" || s.size === 0;
+  let next = placed.findIndex((s) => !movable(s));
+  if (next < 0) next = placed.length;
+  const sections = placed.slice(0, next);
+  if (sections.some((s) => s.offset < tableEnd)) return undefined;
+  const nextStart = next < placed.length ? placed[next].offset : holder.offset + holder.filesz;
+  if (nextStart < grownEnd) return undefined;
+  const start = sections.length > 0 ? sections[0].offset : grownEnd;
+  const end = sections.reduce((e, s) => Math.max(e, s.offset + s.size), start);
+  const align = sections.reduce((a, s) => Math.max(a, s.addralign), 1);
+  if ((align & (align - 1)) !== 0 || align > 4096) return undefined;
+  const headers: number[] = [];
+  for (const [i, p] of phdrs.entries()) {
+    if (p.type === PT_LOAD || p.type === PT_PHDR || p.filesz === 0) continue;
+    if (p.offset >= end || p.offset + p.filesz <= start) continue;
+    if (p.offset < start || p.offset + p.filesz > end) return undefined;
+    headers.push(i);
+  }
+  return { start, end, align, displacement: holder.vaddr - holder.offset, sections, headers };
+}
+
 /** Plans the rewrite of an opened file; reads only headers, tables and bundle headers. */
 export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOptions = {}): RewritePlan {
   const { elf, fatbin, align } = layout;
@@ -161,11 +212,14 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   // e_phoff, and no place past the file's end has that displacement without giving the pages back.
   const growTable = !relocate && hasTail && spare < 0;
   const executable = elf.type === ET_EXEC || phdrs.some((p) => p.type === PT_INTERP);
-  const tableAfterPartOne = growTable && executable;
+  const notes = growTable && executable ? noteRunAfterTable(elf) : undefined;
+  const tableAfterPartOne = growTable && executable && notes === undefined;
   const grownSize = (phdrs.length + 2) * PHDR_SIZE;
   const tailStart = fatbinEnd;
+  // Where the note run goes: after the kept bundles, at its place modulo its alignment.
+  const notesOut = notes === undefined ? 0 : keptEnd + ((((notes.start - keptEnd) % notes.align) + notes.align) % notes.align);
   // Phdrs are 8-byte fields: after part one, .hip_fatbin is padded to 8 so the table follows it directly.
-  const part1End = tableAfterPartOne ? alignTo(keptEnd, 8) : keptEnd;
+  const part1End = notes !== undefined ? notesOut + (notes.end - notes.start) : tableAfterPartOne ? alignTo(keptEnd, 8) : keptEnd;
   const tailFloor = tableAfterPartOne ? part1End + grownSize : part1End;
   // Part two goes to the first offset past part one (and its table) at tailStart's place in a page,
   // which is where BFD's layout puts it too.
@@ -177,8 +231,9 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   if (shift < 0 || tailStart < tailFloor) shift = 0;
   const split = shift > 0 && hasTail;
   const part1Empty = split && part1End === seg.offset;
-  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? 2 : 0);
-  const phdrTableMoved = relocate || (split && growTable);
+  const grownInPlace = split && notes !== undefined;
+  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? (grownInPlace ? 1 : 2) : 0);
+  const phdrTableMoved = relocate || (split && growTable && !grownInPlace);
   const tableAtEnd = phdrTableMoved && !relocate && !tableAfterPartOne;
   /** Where the section ends: the kept bundles, and the padding before a table that follows them. */
   const fatbinSectionSize = (tableAfterPartOne && phdrTableMoved ? part1End - keptEnd : 0) + newFatbinSize;
@@ -208,6 +263,8 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
 
   // 3. Program headers.
   const outPhdrs: ProgramHeader[] = phdrs.map((p) => ({ ...p }));
+  /** The output headers by input index (entries are inserted into outPhdrs below). */
+  const inputOrder = outPhdrs.slice();
   const first = outPhdrs[segIndex];
   if (shift > 0) {
     for (const [i, p] of outPhdrs.entries()) {
@@ -234,6 +291,16 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       first.filesz = part1End - seg.offset;
       first.memsz = seg.memsz === seg.filesz ? first.filesz : seg.memsz;
     }
+  }
+  const notesAddressMove = notes === undefined ? 0 : notesOut + delta - (notes.start + notes.displacement);
+  if (grownInPlace) {
+    for (const i of notes.headers) {
+      const p = inputOrder[i];
+      p.offset += notesOut - notes.start;
+      p.vaddr += notesAddressMove;
+      p.paddr += notesAddressMove;
+    }
+    for (const p of outPhdrs) if (p.type === PT_PHDR) p.filesz = p.memsz = tableSize;
   }
   if (relocate) {
     let last = -1;
@@ -292,7 +359,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       }
     }
   }
-  if (outPhdrs.length !== (phdrTableMoved ? tableCount : phdrs.length)) {
+  if (outPhdrs.length !== (phdrTableMoved || grownInPlace ? tableCount : phdrs.length)) {
     throw new OffloadKitError("INTERNAL", `program header count ${outPhdrs.length} does not match the planned ${tableCount}`);
   }
   const phdrBytes = writeProgramHeaders(outPhdrs);
@@ -335,16 +402,34 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
         setU64(view, at + 32, fatbinSectionSize);
       }
       else if (s.index !== 0 && s.offset >= fatbinEnd) setU64(view, at + 24, s.offset - shift);
+      else if (grownInPlace && notes.sections.includes(s)) {
+        setU64(view, at + 16, s.addr + notesAddressMove);
+        setU64(view, at + 24, s.offset + notesOut - notes.start);
+      }
     }
     patches.push({ at: elf.shoff, bytes: table });
+  }
+  if (grownInPlace) {
+    // Symbols defined in the moved notes (GNU ld's __abi_tag, section symbols) follow them.
+    const moved = new Set(notes.sections.map((s) => s.index));
+    for (const table of elf.sections) {
+      if (table.type !== SHT_SYMTAB && table.type !== SHT_DYNSYM) continue;
+      const bytes = sectionBytes(elf, table);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let at = SYM_SIZE; at + SYM_SIZE <= bytes.length; at += SYM_SIZE) {
+        if (!moved.has(view.getUint16(at + 6, true))) continue;
+        patches.push({ at: table.offset + at + 8, bytes: u64Bytes(Number(view.getBigUint64(at + 8, true)) + notesAddressMove) });
+      }
+    }
+    // What the grown table does not cover of the run's old place is zeros.
+    const grownEnd = elf.phoff + tableSize;
+    if (notes.end > grownEnd) patches.push({ at: grownEnd, bytes: new Uint8Array(notes.end - grownEnd) });
   }
   const ehdr = new Uint8Array(readExact(input, 0, EHDR_SIZE));
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
-  if (phdrTableMoved) {
-    setU64(ehView, 32, tableOut);
-    ehView.setUint16(56, tableCount, true);
-  }
+  if (phdrTableMoved) setU64(ehView, 32, tableOut);
+  if (phdrTableMoved || grownInPlace) ehView.setUint16(56, tableCount, true);
   patches.push({ at: 0, bytes: ehdr });
   if (!phdrTableMoved && (shift > 0 || spare >= 0)) patches.push({ at: elf.phoff, bytes: phdrBytes });
   patches.sort((a, b) => a.at - b.at);
@@ -371,6 +456,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     return out;
   };
   let out = relocate ? fatbin.offset : packBundles(fatbin.offset);
+  if (grownInPlace) {
+    pieces.push({ kind: "zeros", length: notesOut - out });
+    pieces.push({ kind: "copy", source: input, from: notes.start, length: notes.end - notes.start, patched: false });
+    out = notesOut + notes.end - notes.start;
+  }
   if (tableAfterPartOne && phdrTableMoved) {
     pieces.push({ kind: "zeros", length: tableOut - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
