@@ -74,6 +74,11 @@ export interface RewritePlan {
   /** Whether the segment holding .hip_fatbin was split (and the program header table moved). */
   readonly split: boolean;
   readonly phdrTableMoved: boolean;
+  /**
+   * Sections that moved into the freed gap to make room for an executable's longer program header table
+   * (`.interp` and notes, reached only through program headers), with their old and new addresses.
+   */
+  readonly movedSections: readonly { readonly name: string; readonly oldAddress: number; readonly newAddress: number; readonly size: number }[];
   /** Whether .hip_fatbin moved to a new PT_LOAD at the end of the file (the new bundles did not fit). */
   readonly relocated: boolean;
   /** Where the input's .hip_fatbin sat in the file, and its new size. */
@@ -490,6 +495,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     shift,
     split,
     phdrTableMoved,
+    movedSections: grownInPlace ? notes.sections.map((s) => ({ name: s.name, oldAddress: s.addr, newAddress: s.addr + notesAddressMove, size: s.size })) : [],
     relocated: relocate,
     fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: fatbinSectionSize },
   };
