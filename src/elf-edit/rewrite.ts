@@ -115,7 +115,7 @@ function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
  * `.interp` and SHT_NOTE sections, which only program headers lead to (PT_INTERP, PT_NOTE,
  * PT_GNU_PROPERTY: the kernel and ld.so read them through those, no code or relocation points there).
  * patchelf makes room for a longer table the same way (NixOS/patchelf#117). Undefined when the table
- * is not followed by such a run, a header maps part of it and more, or no run leaves room for one more entry.
+ * is not followed by such a run, a header maps part of it and more, or no run leaves room for `entries` more.
  */
 interface NoteRun {
   readonly start: number;
@@ -129,10 +129,10 @@ interface NoteRun {
   readonly headers: readonly number[];
 }
 
-function noteRunAfterTable(elf: LinkedElf): NoteRun | undefined {
+function noteRunAfterTable(elf: LinkedElf, entries: number): NoteRun | undefined {
   const phdrs = elf.programHeaders;
   const tableEnd = elf.phoff + phdrs.length * PHDR_SIZE;
-  const grownEnd = tableEnd + PHDR_SIZE;
+  const grownEnd = tableEnd + entries * PHDR_SIZE;
   const holder = phdrs.find((p) => p.type === PT_LOAD && p.offset <= elf.phoff && grownEnd <= p.offset + p.filesz);
   if (holder === undefined) return undefined;
   const placed = elf.sections
@@ -217,7 +217,14 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   // e_phoff, and no place past the file's end has that displacement without giving the pages back.
   const growTable = !relocate && hasTail && spare < 0;
   const executable = elf.type === ET_EXEC || phdrs.some((p) => p.type === PT_INTERP);
-  const notes = growTable && executable ? noteRunAfterTable(elf) : undefined;
+  // Entries an executable's table needs: part two, and the relocated .hip_fatbin's segment.
+  const wanted = (growTable ? 1 : 0) + (relocate ? 1 + (hasTail ? 1 : 0) : 0);
+  const roomForAll = wanted > 0 && executable ? noteRunAfterTable(elf, wanted) : undefined;
+  // Relocating, an executable whose note run has room for one entry only keeps its old pages (no split):
+  // a file every strip tool handles is worth more than those pages.
+  const roomForOne = relocate && executable && hasTail && roomForAll === undefined ? noteRunAfterTable(elf, 1) : undefined;
+  const notes = roomForAll ?? roomForOne;
+  const keepOldPages = roomForOne !== undefined;
   const tableAfterPartOne = growTable && executable && notes === undefined;
   const grownSize = (phdrs.length + 2) * PHDR_SIZE;
   const tailStart = fatbinEnd;
@@ -232,14 +239,20 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   // A split that would have to give part one a .bss is not a layout linkers make for this segment;
   // a relocated section that filled its whole segment leaves it mapping zeros rather than none.
   if (hasTail && seg.memsz !== seg.filesz) shift = 0;
-  if (relocate && keptEnd === seg.offset && !hasTail) shift = 0;
+  if (relocate && part1End === seg.offset && !hasTail) shift = 0;
+  if (keepOldPages) shift = 0;
   if (shift < 0 || tailStart < tailFloor) shift = 0;
   const split = shift > 0 && hasTail;
   const part1Empty = split && part1End === seg.offset;
-  const grownInPlace = split && notes !== undefined;
-  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? (grownInPlace ? 1 : 2) : 0);
-  const phdrTableMoved = relocate || (split && growTable && !grownInPlace);
-  const tableAtEnd = phdrTableMoved && !relocate && !tableAfterPartOne;
+  const grownInPlace = notes !== undefined && (split || relocate);
+  // A library's relocated .hip_fatbin gets the table past it (tableAtEnd); an executable's that has no
+  // note run to grow over keeps the table at the new segment's start (strip tools cannot handle it).
+  const tableAtEnd = !executable && (relocate || (split && growTable));
+  const tableInNewSegment = relocate && !grownInPlace && !tableAtEnd;
+  const tableCount = relocate
+    ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) + (tableAtEnd ? 1 : 0)
+    : phdrs.length + (split && growTable ? (grownInPlace ? 1 : 2) : 0);
+  const phdrTableMoved = (relocate || (split && growTable)) && !grownInPlace;
   /** Where the section ends: the kept bundles, and the padding before a table that follows them. */
   const fatbinSectionSize = (tableAfterPartOne && phdrTableMoved ? part1End - keptEnd : 0) + newFatbinSize;
 
@@ -250,11 +263,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let newSegOffset = alignTo(input.size - shift, page);
   let newSegAddress = alignTo(lastAddress, page);
   const sameDisplacement = Math.max(newSegOffset, alignTo(lastAddress - delta0, page));
-  if (sameDisplacement - newSegOffset <= MAX_ALIGNING_PADDING) {
+  if (tableInNewSegment && sameDisplacement - newSegOffset <= MAX_ALIGNING_PADDING) {
     newSegOffset = sameDisplacement;
     newSegAddress = sameDisplacement + delta0;
   }
-  const newFatbinStart = alignTo(tableSize, align);
+  const newFatbinStart = tableInNewSegment ? alignTo(tableSize, align) : 0;
   const fatbinAddress = relocate ? newSegAddress + newFatbinStart : fatbin.addr;
   const fatbinOffset = relocate ? newSegOffset + newFatbinStart : fatbin.offset;
   const moves: BundleMove[] = layout.bundles.map((bundle, i) => ({
@@ -327,7 +340,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let tableOut = 0;
   let tableAddress = 0;
   let tablePaddr = 0;
-  if (relocate) {
+  if (tableInNewSegment) {
     tableOut = newSegOffset;
     tableAddress = newSegAddress;
     tablePaddr = newSegAddress + (seg.paddr - seg.vaddr);
@@ -341,8 +354,10 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     } else {
       // BFD puts this segment where the last one's contents end; keep its address congruent with that.
       const lastEnd = last.vaddr + last.filesz;
-      tableAddress = alignTo(lastAddress, page) + (lastEnd % page);
-      const fileEnd = input.size - shift;
+      tableAddress = alignTo(Math.max(lastAddress, last.vaddr + last.memsz), page) + (lastEnd % page);
+      // Past a relocated .hip_fatbin (then the last section in the file) the table leaves room for the
+      // section header table that eu-strip writes right after the last section.
+      const fileEnd = relocate ? fatbinOffset + newFatbinSize + alignTo((elf.sections.length + 1) * SHDR_SIZE, 8) : input.size - shift;
       tableOut = fileEnd + ((tableAddress - fileEnd) % page + page) % page;
       tablePaddr = tableAddress + (last.paddr - last.vaddr);
     }
@@ -436,7 +451,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   if (phdrTableMoved) setU64(ehView, 32, tableOut);
   if (phdrTableMoved || grownInPlace) ehView.setUint16(56, tableCount, true);
   patches.push({ at: 0, bytes: ehdr });
-  if (!phdrTableMoved && (shift > 0 || spare >= 0)) patches.push({ at: elf.phoff, bytes: phdrBytes });
+  if (!phdrTableMoved && (shift > 0 || spare >= 0 || grownInPlace)) patches.push({ at: elf.phoff, bytes: phdrBytes });
   patches.sort((a, b) => a.at - b.at);
   for (let i = 1; i < patches.length; i++) {
     if (patches[i].at < patches[i - 1].at + patches[i - 1].bytes.length) {
@@ -476,8 +491,10 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let outputSize = input.size - shift;
   if (relocate) {
     pieces.push({ kind: "zeros", length: newSegOffset - outputSize });
-    pieces.push({ kind: "bytes", bytes: phdrBytes });
-    pieces.push({ kind: "zeros", length: newFatbinStart - phdrBytes.length });
+    if (tableInNewSegment) {
+      pieces.push({ kind: "bytes", bytes: phdrBytes });
+      pieces.push({ kind: "zeros", length: newFatbinStart - phdrBytes.length });
+    }
     outputSize = packBundles(fatbinOffset);
   }
   if (tableAtEnd) {
