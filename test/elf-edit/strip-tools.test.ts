@@ -1,13 +1,14 @@
 // `strip` still works on what `offload-kit prune` writes: GNU strip (binutils/BFD), eu-strip (elfutils'
 // libelf) and llvm-strip-19 each run on the pruned output of every HIP program the elf-edit tests build
-// (lld and GNU ld, PIE and non-PIE, shared libraries and executables, -fgpu-rdc, RELR, CCOB) and of
-// Debian's librocrand1 and librocsparse0. Each tool must succeed without a word, and its output must still
+// (lld and GNU ld, PIE and non-PIE, shared libraries and executables, -fgpu-rdc, RELR, CCOB), on what
+// `offload-kit replace` writes when the new code object no longer fits (.hip_fatbin relocated), and on
+// the pruned output of Debian's librocrand1 and librocsparse0. Each tool must succeed without a word, and its output must still
 // work: the stand-in HIP runtime registers the same fat binaries with the same entries, byte-identical,
 // as the pruned file; `nm -D` is the original's; llvm-readelf -a and eu-elflint --gnu-ld find nothing
 // that the same tool's output of the original did not show. The tools' layout rules this holds against
 // are in README ("strip").
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CASES, Workshop, keepEntries, run, standinTools } from "./standin.js";
@@ -51,9 +52,13 @@ describe.skipIf(!available)("strip tools on pruned HIP programs (stand-in runtim
   }, HANG_MS);
   afterAll(() => shop?.remove());
 
-  /** Strips `pruned` with each tool and checks the result against the pruned file and the original. */
+  /**
+   * Strips `pruned` with each tool and checks the result against the pruned file (`nm -D`: RDC's
+   * __hip_fatbin_<cuid> symbols follow their fat binary, registration.test.ts checks that against the
+   * original) and the original stripped by the same tool.
+   */
   function verifyStripped(original: string, pruned: string, executable: boolean, registered: string): void {
-    const nm = run("nm", ["-D", original]).stdout;
+    const nm = run("nm", ["-D", pruned]).stdout;
     for (const tool of STRIPS) {
       const stripped = `${pruned}.${tool}`;
       strip(tool, pruned, stripped);
@@ -80,6 +85,16 @@ describe.skipIf(!available)("strip tools on pruned HIP programs (stand-in runtim
     const registered = shop.registrations(pruned, c.executable);
     expect(registered).toBe(keepEntries(before, keep90a, true));
     verifyStripped(original, pruned, c.executable, registered);
+
+    // A code object larger than the fat binary: .hip_fatbin moves to a new PT_LOAD at the end.
+    const code = join(shop.dir, `strip${i}-big.co`);
+    writeFileSync(code, new Uint8Array(300_000).map((_, k) => (k * 13 + i) & 0xff));
+    const replaced = `${original}.replaced`;
+    const r = spawnSync(process.execPath, [BIN, "replace", "--entry=hipv4-amdgcn-amd-amdhsa--gfx90a", "--bundle=0", `--with=${code}`, original, "-o", replaced], { encoding: "utf8", timeout: HANG_MS });
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    const swapped = shop.registrations(replaced, c.executable);
+    expect(swapped).not.toBe(before);
+    verifyStripped(original, replaced, c.executable, swapped);
   }, HANG_MS);
 
   // librocsparse0 is 1.3 GB: its pruned copy (370 MB) and each stripped copy go to /dev/shm when there is
