@@ -8,10 +8,11 @@
  * multiple of the segment alignment (max-page-size: p_align, 4 KiB on x86-64, up to 64 KiB on
  * AArch64), so that PT_LOAD is split in two where the gap is: part one ends after the packed bundles,
  * part two maps the rest from its new file offset. The extra program header goes into a PT_NULL entry
- * when the table has one; otherwise the table is rewritten, one entry longer, where the file has room
- * and a segment maps it (as patchelf does when a table has no room): right after the packed bundles at
- * the end of part one, and e_phoff / PT_PHDR point there. When bundles no longer fit, .hip_fatbin and
- * the table move to a new PT_LOAD at the end of the file instead.
+ * when the table has one. Otherwise the table grows where GNU strip (BFD) and eu-strip (libelf) keep it
+ * intact (README, "strip"): a shared library's goes past the end of the file in a PT_LOAD of its own;
+ * an executable's grows in place, the `.interp`/note run after it moving into the freed gap (as
+ * patchelf makes room), so the kernel's AT_PHDR stays right. When bundles no longer fit, .hip_fatbin
+ * moves to a new PT_LOAD at the end of the file instead, the table growing the same way.
  * Everything else (other segments, section contents, non-allocated sections and the section header
  * table) keeps its bytes; what follows the gap in the file shifts by the same amount.
  *
