@@ -16,4 +16,4 @@ const plan = rewriteHipFatbinFile(input, output, {
     return keepBundleEntries(bundle.source, keep);
   },
 });
-console.log(JSON.stringify({ inputSize: plan.inputSize, outputSize: plan.outputSize, dropped, saved: plan.shift, fatbins: plan.bundles.length, split: plan.split }));
+console.log(JSON.stringify({ inputSize: plan.inputSize, outputSize: plan.outputSize, dropped, saved: plan.inputSize - plan.outputSize, fatbins: plan.bundles.length, split: plan.split }));

@@ -40,10 +40,13 @@ export const EM_AARCH64 = 183;
 
 export const PT_NULL = 0;
 export const PT_LOAD = 1;
+export const PT_INTERP = 3;
 export const PT_PHDR = 6;
+export const PF_R = 4;
 
 export const SHT_SYMTAB = 2;
 export const SHT_RELA = 4;
+export const SHT_NOTE = 7;
 export const SHT_NOBITS = 8;
 export const SHT_REL = 9;
 export const SHT_DYNSYM = 11;

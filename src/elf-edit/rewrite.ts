@@ -8,10 +8,11 @@
  * multiple of the segment alignment (max-page-size: p_align, 4 KiB on x86-64, up to 64 KiB on
  * AArch64), so that PT_LOAD is split in two where the gap is: part one ends after the packed bundles,
  * part two maps the rest from its new file offset. The extra program header goes into a PT_NULL entry
- * when the table has one; otherwise the table is rewritten, one entry longer, where the file has room
- * and a segment maps it (as patchelf does when a table has no room): right after the packed bundles at
- * the end of part one, and e_phoff / PT_PHDR point there. When bundles no longer fit, .hip_fatbin and
- * the table move to a new PT_LOAD at the end of the file instead.
+ * when the table has one. Otherwise the table grows where GNU strip (BFD) and eu-strip (libelf) keep it
+ * intact (README, "strip"): a shared library's goes past the end of the file in a PT_LOAD of its own;
+ * an executable's grows in place, the `.interp`/note run after it moving into the freed gap (as
+ * patchelf makes room), so the kernel's AT_PHDR stays right. When bundles no longer fit, .hip_fatbin
+ * moves to a new PT_LOAD at the end of the file instead, the table growing the same way.
  * Everything else (other segments, section contents, non-allocated sections and the section header
  * table) keeps its bytes; what follows the gap in the file shifts by the same amount.
  *
@@ -26,15 +27,17 @@ import { BUNDLE_MAGIC_BYTES } from "../formats/bundle.js";
 import { alignTo } from "../formats/bytes.js";
 import { isCompressedBundle } from "../formats/ccob.js";
 import {
-  EHDR_SIZE, PHDR_SIZE, PT_LOAD, PT_NULL, PT_PHDR, SHDR_SIZE, elfEditError, hex, openLinkedElf, setU64, writeProgramHeaders,
+  EHDR_SIZE, ET_EXEC, PF_R, PHDR_SIZE, PT_INTERP, PT_LOAD, PT_NULL, PT_PHDR, SHDR_SIZE, SHF_ALLOC, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_SYMTAB, elfEditError, hex, openLinkedElf, setU64, writeProgramHeaders,
 } from "./elf64.js";
-import type { LinkedElf, ProgramHeader } from "./elf64.js";
+import type { LinkedElf, ProgramHeader, SectionHeader } from "./elf64.js";
+import { sectionBytes } from "./elf64.js";
 import { readHipFatbinLayout } from "./hip-fatbin.js";
 import type { FatbinBundle, HipFatbinLayout } from "./hip-fatbin.js";
 
 /** Zeros a relocated .hip_fatbin may be preceded by so its segment keeps the first segment's displacement. */
 const MAX_ALIGNING_PADDING = 1 << 20;
 const MAX_PAGE = 1 << 24;
+const SYM_SIZE = 24;
 
 export interface RewriteOptions {
   /**
@@ -72,6 +75,11 @@ export interface RewritePlan {
   /** Whether the segment holding .hip_fatbin was split (and the program header table moved). */
   readonly split: boolean;
   readonly phdrTableMoved: boolean;
+  /**
+   * Sections that moved into the freed gap to make room for an executable's longer program header table
+   * (`.interp` and notes, reached only through program headers), with their old and new addresses.
+   */
+  readonly movedSections: readonly { readonly name: string; readonly oldAddress: number; readonly newAddress: number; readonly size: number }[];
   /** Whether .hip_fatbin moved to a new PT_LOAD at the end of the file (the new bundles did not fit). */
   readonly relocated: boolean;
   /** Where the input's .hip_fatbin sat in the file, and its new size. */
@@ -101,6 +109,55 @@ function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
       { field: "bundles" },
     );
   }
+}
+
+/**
+ * The sections an executable's program header table can grow over: the run right after the table of
+ * `.interp` and SHT_NOTE sections, which only program headers lead to (PT_INTERP, PT_NOTE,
+ * PT_GNU_PROPERTY: the kernel and ld.so read them through those, no code or relocation points there).
+ * patchelf makes room for a longer table the same way (NixOS/patchelf#117). Undefined when the table
+ * is not followed by such a run, a header maps part of it and more, or no run leaves room for `entries` more.
+ */
+interface NoteRun {
+  readonly start: number;
+  readonly end: number;
+  /** Largest sh_addralign in the run: it moves by a multiple, so its inner padding stays as it is. */
+  readonly align: number;
+  /** p_vaddr - p_offset of the PT_LOAD holding the table and the run. */
+  readonly displacement: number;
+  readonly sections: readonly SectionHeader[];
+  /** Program headers (by index) inside the run, which move with it. */
+  readonly headers: readonly number[];
+}
+
+function noteRunAfterTable(elf: LinkedElf, entries: number): NoteRun | undefined {
+  const phdrs = elf.programHeaders;
+  const tableEnd = elf.phoff + phdrs.length * PHDR_SIZE;
+  const grownEnd = tableEnd + entries * PHDR_SIZE;
+  const holder = phdrs.find((p) => p.type === PT_LOAD && p.offset <= elf.phoff && grownEnd <= p.offset + p.filesz);
+  if (holder === undefined) return undefined;
+  const placed = elf.sections
+    .filter((s) => s.index !== 0 && s.type !== SHT_NOBITS && (s.flags & SHF_ALLOC) !== 0 && s.offset + s.size > elf.phoff && s.offset < holder.offset + holder.filesz)
+    .sort((a, b) => a.offset - b.offset || a.size - b.size);
+  const movable = (s: SectionHeader): boolean => s.type === SHT_NOTE || s.name === ".interp" || s.size === 0;
+  let next = placed.findIndex((s) => !movable(s));
+  if (next < 0) next = placed.length;
+  const sections = placed.slice(0, next);
+  if (sections.some((s) => s.offset < tableEnd)) return undefined;
+  const nextStart = next < placed.length ? placed[next].offset : holder.offset + holder.filesz;
+  if (nextStart < grownEnd) return undefined;
+  const start = sections.length > 0 ? sections[0].offset : grownEnd;
+  const end = sections.reduce((e, s) => Math.max(e, s.offset + s.size), start);
+  const align = sections.reduce((a, s) => Math.max(a, s.addralign), 1);
+  if ((align & (align - 1)) !== 0 || align > 4096) return undefined;
+  const headers: number[] = [];
+  for (const [i, p] of phdrs.entries()) {
+    if (p.type === PT_LOAD || p.type === PT_PHDR || p.filesz === 0) continue;
+    if (p.offset >= end || p.offset + p.filesz <= start) continue;
+    if (p.offset < start || p.offset + p.filesz > end) return undefined;
+    headers.push(i);
+  }
+  return { start, end, align, displacement: holder.vaddr - holder.offset, sections, headers };
 }
 
 /** Plans the rewrite of an opened file; reads only headers, tables and bundle headers. */
@@ -147,32 +204,58 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     }
   }
   const spare = relocate ? -1 : phdrs.findIndex((p) => p.type === PT_NULL);
-  // Where a longer program header table goes. Linux before 5.18 computes AT_PHDR as the first PT_LOAD's
-  // (p_vaddr - p_offset) + e_phoff, so for executables the table must sit where a segment maps the file
-  // with that same displacement: at the end of part one (the segment keeps its displacement) when it
-  // shares the first segment's, which is every layout GNU ld and lld make; otherwise at the start of
-  // part two. Relocated, it opens the new segment, placed with that displacement when the padding is small.
   const firstLoad = phdrs.find((p) => p.type === PT_LOAD)!;
   const delta0 = firstLoad.vaddr - firstLoad.offset;
   const delta = seg.vaddr - seg.offset;
+  // Without a spare entry the table grows by two (part two, and a PT_LOAD of its own that maps it) and
+  // moves where every strip tool keeps it (see README, "strip"): GNU strip (BFD) accepts a table only
+  // right after the ELF header or at the start of a PT_LOAD that begins where the previous one's
+  // contents end, at an address congruent to that offset; eu-strip (libelf) writes zeros over every
+  // byte between two sections. A library's table goes past the end of the file, after the section
+  // header table, in a PT_LOAD above every address (congruent with the end of the last segment's
+  // contents, where BFD will put it). An executable's stays at the end of part one, with part one's
+  // displacement: Linux before 5.18 computes AT_PHDR as the first PT_LOAD's (p_vaddr - p_offset) +
+  // e_phoff, and no place past the file's end has that displacement without giving the pages back.
   const growTable = !relocate && hasTail && spare < 0;
-  const tableInPartTwo = growTable && delta !== delta0;
-  const grownSize = (phdrs.length + 1) * PHDR_SIZE;
-  const tailStart = tableInPartTwo ? Math.floor((fatbinEnd - grownSize) / 8) * 8 : fatbinEnd;
-  const tableOffset = tableInPartTwo ? tailStart : alignTo(keptEnd, 8);
-  const part1End = growTable && !tableInPartTwo ? tableOffset + grownSize : keptEnd;
-  let shift = Math.floor(tailStart / page) * page - alignTo(part1End, page);
+  const executable = elf.type === ET_EXEC || phdrs.some((p) => p.type === PT_INTERP);
+  // Entries an executable's table needs: part two, and the relocated .hip_fatbin's segment.
+  const wanted = (growTable ? 1 : 0) + (relocate ? 1 + (hasTail ? 1 : 0) : 0);
+  const roomForAll = wanted > 0 && executable ? noteRunAfterTable(elf, wanted) : undefined;
+  // Relocating, an executable whose note run has room for one entry only keeps its old pages (no split):
+  // a file every strip tool handles is worth more than those pages.
+  const roomForOne = relocate && executable && hasTail && roomForAll === undefined ? noteRunAfterTable(elf, 1) : undefined;
+  const notes = roomForAll ?? roomForOne;
+  const keepOldPages = roomForOne !== undefined;
+  const tableAfterPartOne = growTable && executable && notes === undefined;
+  const grownSize = (phdrs.length + 2) * PHDR_SIZE;
+  const tailStart = fatbinEnd;
+  // Where the note run goes: after the kept bundles, at its place modulo its alignment.
+  const notesOut = notes === undefined ? 0 : keptEnd + ((((notes.start - keptEnd) % notes.align) + notes.align) % notes.align);
+  // Phdrs are 8-byte fields: after part one, .hip_fatbin is padded to 8 so the table follows it directly.
+  const part1End = notes !== undefined ? notesOut + (notes.end - notes.start) : tableAfterPartOne ? alignTo(keptEnd, 8) : keptEnd;
+  const tailFloor = tableAfterPartOne ? part1End + grownSize : part1End;
+  // Part two goes to the first offset past part one (and its table) at tailStart's place in a page,
+  // which is where BFD's layout puts it too.
+  let shift = tailStart - tailFloor - ((tailStart - tailFloor) % page);
   // A split that would have to give part one a .bss is not a layout linkers make for this segment;
   // a relocated section that filled its whole segment leaves it mapping zeros rather than none.
   if (hasTail && seg.memsz !== seg.filesz) shift = 0;
-  if (relocate && keptEnd === seg.offset && !hasTail) shift = 0;
-  if (shift < 0 || tailStart < part1End) shift = 0;
+  if (relocate && part1End === seg.offset && !hasTail) shift = 0;
+  if (keepOldPages) shift = 0;
+  if (shift < 0 || tailStart < tailFloor) shift = 0;
   const split = shift > 0 && hasTail;
   const part1Empty = split && part1End === seg.offset;
-  const tableCount = relocate ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) : phdrs.length + (split && growTable ? 1 : 0);
-  const phdrTableMoved = relocate || (split && growTable);
-  /** Where the moved table lands in the output file (in place). */
-  const tableOut = tableInPartTwo ? tableOffset - shift : tableOffset;
+  const grownInPlace = notes !== undefined && (split || relocate);
+  // A library's relocated .hip_fatbin gets the table past it (tableAtEnd); an executable's that has no
+  // note run to grow over keeps the table at the new segment's start (strip tools cannot handle it).
+  const tableAtEnd = !executable && (relocate || (split && growTable));
+  const tableInNewSegment = relocate && !grownInPlace && !tableAtEnd;
+  const tableCount = relocate
+    ? phdrs.length + 1 + (split && !part1Empty ? 1 : 0) + (tableAtEnd ? 1 : 0)
+    : phdrs.length + (split && growTable ? (grownInPlace ? 1 : 2) : 0);
+  const phdrTableMoved = (relocate || (split && growTable)) && !grownInPlace;
+  /** Where the section ends: the kept bundles, and the padding before a table that follows them. */
+  const fatbinSectionSize = (tableAfterPartOne && phdrTableMoved ? part1End - keptEnd : 0) + newFatbinSize;
 
   // The new segment (relocate): past the last byte of the file and the last mapped address.
   const tableSize = tableCount * PHDR_SIZE;
@@ -181,11 +264,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let newSegOffset = alignTo(input.size - shift, page);
   let newSegAddress = alignTo(lastAddress, page);
   const sameDisplacement = Math.max(newSegOffset, alignTo(lastAddress - delta0, page));
-  if (sameDisplacement - newSegOffset <= MAX_ALIGNING_PADDING) {
+  if (tableInNewSegment && sameDisplacement - newSegOffset <= MAX_ALIGNING_PADDING) {
     newSegOffset = sameDisplacement;
     newSegAddress = sameDisplacement + delta0;
   }
-  const newFatbinStart = alignTo(tableSize, align);
+  const newFatbinStart = tableInNewSegment ? alignTo(tableSize, align) : 0;
   const fatbinAddress = relocate ? newSegAddress + newFatbinStart : fatbin.addr;
   const fatbinOffset = relocate ? newSegOffset + newFatbinStart : fatbin.offset;
   const moves: BundleMove[] = layout.bundles.map((bundle, i) => ({
@@ -199,6 +282,8 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
 
   // 3. Program headers.
   const outPhdrs: ProgramHeader[] = phdrs.map((p) => ({ ...p }));
+  /** The output headers by input index (entries are inserted into outPhdrs below). */
+  const inputOrder = outPhdrs.slice();
   const first = outPhdrs[segIndex];
   if (shift > 0) {
     for (const [i, p] of outPhdrs.entries()) {
@@ -226,6 +311,16 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       first.memsz = seg.memsz === seg.filesz ? first.filesz : seg.memsz;
     }
   }
+  const notesAddressMove = notes === undefined ? 0 : notesOut + delta - (notes.start + notes.displacement);
+  if (grownInPlace) {
+    for (const i of notes.headers) {
+      const p = inputOrder[i];
+      p.offset += notesOut - notes.start;
+      p.vaddr += notesAddressMove;
+      p.paddr += notesAddressMove;
+    }
+    for (const p of outPhdrs) if (p.type === PT_PHDR) p.filesz = p.memsz = tableSize;
+  }
   if (relocate) {
     let last = -1;
     outPhdrs.forEach((p, i) => {
@@ -242,19 +337,50 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       align: page,
     });
   }
+  // The grown table's own PT_LOAD (read-only, one page-aligned segment of its own).
+  let tableOut = 0;
+  let tableAddress = 0;
+  let tablePaddr = 0;
+  if (tableInNewSegment) {
+    tableOut = newSegOffset;
+    tableAddress = newSegAddress;
+    tablePaddr = newSegAddress + (seg.paddr - seg.vaddr);
+  } else if (phdrTableMoved) {
+    const loads = outPhdrs.filter((p) => p.type === PT_LOAD);
+    const last = loads[loads.length - 1];
+    if (tableAfterPartOne) {
+      tableOut = part1End;
+      tableAddress = part1End + delta;
+      tablePaddr = seg.paddr + (part1End - seg.offset);
+    } else {
+      // BFD puts this segment where the last one's contents end; keep its address congruent with that.
+      const lastEnd = last.vaddr + last.filesz;
+      tableAddress = alignTo(Math.max(lastAddress, last.vaddr + last.memsz), page) + (lastEnd % page);
+      // Past a relocated .hip_fatbin (then the last section in the file) the table leaves room for the
+      // section header table that eu-strip writes right after the last section.
+      const fileEnd = relocate ? fatbinOffset + newFatbinSize + alignTo((elf.sections.length + 1) * SHDR_SIZE, 8) : input.size - shift;
+      tableOut = fileEnd + ((tableAddress - fileEnd) % page + page) % page;
+      tablePaddr = tableAddress + (last.paddr - last.vaddr);
+    }
+    const table: ProgramHeader = {
+      type: PT_LOAD, flags: PF_R, offset: tableOut, vaddr: tableAddress, paddr: tablePaddr, filesz: tableSize, memsz: tableSize, align: page,
+    };
+    // Loaders want PT_LOADs in address order.
+    const before = outPhdrs.findIndex((p) => p.type === PT_LOAD && p.vaddr > tableAddress);
+    if (before < 0) outPhdrs.splice(outPhdrs.indexOf(last) + 1, 0, table);
+    else outPhdrs.splice(before, 0, table);
+  }
   if (phdrTableMoved) {
-    const tableFileOffset = relocate ? newSegOffset : tableOut;
-    const tableAddress = relocate ? newSegAddress : tableOffset + delta;
     for (const p of outPhdrs) {
       if (p.type === PT_PHDR) {
-        p.offset = tableFileOffset;
+        p.offset = tableOut;
         p.vaddr = tableAddress;
-        p.paddr = tableAddress + (relocate ? seg.paddr - seg.vaddr : seg.paddr - seg.offset - delta);
+        p.paddr = tablePaddr;
         p.filesz = p.memsz = tableSize;
       }
     }
   }
-  if (outPhdrs.length !== (phdrTableMoved ? tableCount : phdrs.length)) {
+  if (outPhdrs.length !== (phdrTableMoved || grownInPlace ? tableCount : phdrs.length)) {
     throw new OffloadKitError("INTERNAL", `program header count ${outPhdrs.length} does not match the planned ${tableCount}`);
   }
   const phdrBytes = writeProgramHeaders(outPhdrs);
@@ -294,21 +420,39 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       if (s.index === fatbin.index) {
         setU64(view, at + 16, fatbinAddress);
         setU64(view, at + 24, fatbinOffset);
-        setU64(view, at + 32, newFatbinSize);
+        setU64(view, at + 32, fatbinSectionSize);
       }
       else if (s.index !== 0 && s.offset >= fatbinEnd) setU64(view, at + 24, s.offset - shift);
+      else if (grownInPlace && notes.sections.includes(s)) {
+        setU64(view, at + 16, s.addr + notesAddressMove);
+        setU64(view, at + 24, s.offset + notesOut - notes.start);
+      }
     }
     patches.push({ at: elf.shoff, bytes: table });
+  }
+  if (grownInPlace) {
+    // Symbols defined in the moved notes (GNU ld's __abi_tag, section symbols) follow them.
+    const moved = new Set(notes.sections.map((s) => s.index));
+    for (const table of elf.sections) {
+      if (table.type !== SHT_SYMTAB && table.type !== SHT_DYNSYM) continue;
+      const bytes = sectionBytes(elf, table);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let at = SYM_SIZE; at + SYM_SIZE <= bytes.length; at += SYM_SIZE) {
+        if (!moved.has(view.getUint16(at + 6, true))) continue;
+        patches.push({ at: table.offset + at + 8, bytes: u64Bytes(Number(view.getBigUint64(at + 8, true)) + notesAddressMove) });
+      }
+    }
+    // What the grown table does not cover of the run's old place is zeros.
+    const grownEnd = elf.phoff + tableSize;
+    if (notes.end > grownEnd) patches.push({ at: grownEnd, bytes: new Uint8Array(notes.end - grownEnd) });
   }
   const ehdr = new Uint8Array(readExact(input, 0, EHDR_SIZE));
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
-  if (phdrTableMoved) {
-    setU64(ehView, 32, relocate ? newSegOffset : tableOut);
-    ehView.setUint16(56, tableCount, true);
-  }
+  if (phdrTableMoved) setU64(ehView, 32, tableOut);
+  if (phdrTableMoved || grownInPlace) ehView.setUint16(56, tableCount, true);
   patches.push({ at: 0, bytes: ehdr });
-  if (!phdrTableMoved && (shift > 0 || spare >= 0)) patches.push({ at: elf.phoff, bytes: phdrBytes });
+  if (!phdrTableMoved && (shift > 0 || spare >= 0 || grownInPlace)) patches.push({ at: elf.phoff, bytes: phdrBytes });
   patches.sort((a, b) => a.at - b.at);
   for (let i = 1; i < patches.length; i++) {
     if (patches[i].at < patches[i - 1].at + patches[i - 1].bytes.length) {
@@ -333,7 +477,12 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     return out;
   };
   let out = relocate ? fatbin.offset : packBundles(fatbin.offset);
-  if (phdrTableMoved && !relocate) {
+  if (grownInPlace) {
+    pieces.push({ kind: "zeros", length: notesOut - out });
+    pieces.push({ kind: "copy", source: input, from: notes.start, length: notes.end - notes.start, patched: false });
+    out = notesOut + notes.end - notes.start;
+  }
+  if (tableAfterPartOne && phdrTableMoved) {
     pieces.push({ kind: "zeros", length: tableOut - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
     out = tableOut + phdrBytes.length;
@@ -343,9 +492,16 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let outputSize = input.size - shift;
   if (relocate) {
     pieces.push({ kind: "zeros", length: newSegOffset - outputSize });
-    pieces.push({ kind: "bytes", bytes: phdrBytes });
-    pieces.push({ kind: "zeros", length: newFatbinStart - phdrBytes.length });
+    if (tableInNewSegment) {
+      pieces.push({ kind: "bytes", bytes: phdrBytes });
+      pieces.push({ kind: "zeros", length: newFatbinStart - phdrBytes.length });
+    }
     outputSize = packBundles(fatbinOffset);
+  }
+  if (tableAtEnd) {
+    pieces.push({ kind: "zeros", length: tableOut - outputSize });
+    pieces.push({ kind: "bytes", bytes: phdrBytes });
+    outputSize = tableOut + phdrBytes.length;
   }
 
   return {
@@ -357,8 +513,9 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     shift,
     split,
     phdrTableMoved,
+    movedSections: grownInPlace ? notes.sections.map((s) => ({ name: s.name, oldAddress: s.addr, newAddress: s.addr + notesAddressMove, size: s.size })) : [],
     relocated: relocate,
-    fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: newFatbinSize },
+    fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: fatbinSectionSize },
   };
 }
 

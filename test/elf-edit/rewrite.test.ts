@@ -29,6 +29,12 @@ function wrapperTargets(file: Uint8Array): number[] {
   return layout.wrappers.map((w) => w.target);
 }
 
+function patchU16(bytes: Uint8Array, at: number, value: number): Uint8Array {
+  const copy = bytes.slice();
+  new DataView(copy.buffer).setUint16(at, value, true);
+  return copy;
+}
+
 function patchU64(bytes: Uint8Array, at: number, value: number): Uint8Array {
   const copy = bytes.slice();
   new DataView(copy.buffer).setBigUint64(at, BigInt(value), true);
@@ -45,7 +51,9 @@ describe("rewriting .hip_fatbin", () => {
     const input = syntheticExecutable(sizes);
     const { plan, output } = rewrite(input.bytes);
     expect(plan.split).toBe(true);
-    expect(plan.phdrTableMoved).toBe(true);
+    // An executable's table grows in place when the file has room after it (here it does: .hip_fatbin
+    // starts a page later), so the kernel and every strip tool find it where linkers put it.
+    expect(plan.phdrTableMoved).toBe(false);
     expect(plan.shift % 4096).toBe(0);
     expect(plan.shift).toBeGreaterThan(0);
     expect(output.length).toBe(input.bytes.length - plan.shift);
@@ -65,8 +73,31 @@ describe("rewriting .hip_fatbin", () => {
       expect(Buffer.from(entries[1].data)).toEqual(Buffer.from(original.data));
     });
     // Program headers: loaded where the kernel looks for them.
-    const phoff = Number(new DataView(output.buffer, output.byteOffset).getBigUint64(32, true));
-    expect(elf.programHeaders.some((p) => p.type === PT_LOAD && p.offset <= phoff && phoff + 3 * 56 <= p.offset + p.filesz)).toBe(true);
+    expect([elf.phoff, elf.programHeaders.length]).toEqual([64, 3]);
+    expect(elf.programHeaders.some((p) => p.type === PT_LOAD && p.offset <= elf.phoff && elf.phoff + 3 * 56 <= p.offset + p.filesz)).toBe(true);
+  });
+
+  it("gives a library's longer table a PT_LOAD of its own past the end of the file", () => {
+    const input = syntheticExecutable(sizes);
+    const library = patchU16(input.bytes, 16, 3); // ET_DYN, no PT_INTERP: a shared library
+    const { plan, output } = rewrite(library);
+    expect([plan.split, plan.phdrTableMoved]).toEqual([true, true]);
+    const elf = openLinkedElf(bytesSource(output));
+    const loads = elf.programHeaders.filter((p) => p.type === PT_LOAD);
+    expect(loads).toHaveLength(4);
+    const table = loads[3];
+    // After the section header table, above every address, congruent with where the last segment's
+    // contents end (where GNU strip will put it), and the table's bytes are what it maps.
+    expect(table.offset).toBe(elf.phoff);
+    expect(elf.phoff).toBeGreaterThanOrEqual(elf.shoff + elf.sections.length * 64);
+    expect(table.filesz).toBe(4 * 56);
+    expect(table.offset + table.filesz).toBe(output.length);
+    expect(table.vaddr).toBeGreaterThanOrEqual(loads[2].vaddr + loads[2].memsz);
+    expect(table.vaddr % 4096).toBe((loads[2].vaddr + loads[2].filesz) % 4096);
+    expect(table.offset % 4096).toBe(table.vaddr % 4096);
+    expect(output.length).toBe(plan.outputSize);
+    expect(output.length).toBeLessThan(library.length - plan.shift + 4096 + 4 * 56);
+    expect(Buffer.from(loadedBytes(output, input.tailAddress, 200)!)).toEqual(Buffer.from(loadedBytes(library, input.tailAddress, 200)!));
   });
 
   it("uses a spare PT_NULL program header instead of moving the table", () => {
@@ -89,11 +120,25 @@ describe("rewriting .hip_fatbin", () => {
 
   it("keeps the layout (shift 0) when less than a page would be freed", () => {
     const input = syntheticExecutable([[100, 100]]);
-    const { plan, output } = rewrite(input.bytes);
+    // The same bundle with its last payload 99 bytes shorter.
+    const smaller = writeBinaryBundle(
+      parseBinaryBundle(input.bundles[0]).map((e, i, all) => ({ id: e.id, data: i === all.length - 1 ? e.data.subarray(99) : e.data })),
+      4096,
+    );
+    expect(input.bundles[0].length - smaller.length).toBe(99);
+    const { plan, output } = rewrite(input.bytes, { bundles: () => bytesSource(smaller) });
     expect(plan.shift).toBe(0);
     expect(output.length).toBe(input.bytes.length);
     expect(wrapperTargets(output)).toEqual([BASE + input.fatbinOffset]);
-    expect(parseBinaryBundle(output.subarray(input.fatbinOffset)).map((e) => e.id)).toHaveLength(2);
+    expect(parseBinaryBundle(output.subarray(input.fatbinOffset)).map((e) => e.id)).toHaveLength(3);
+  });
+
+  it("frees the page a gap of just over one page holds (part two starts in part one's last file page)", () => {
+    const input = syntheticExecutable([[100, 100]]);
+    const { plan, output } = rewrite(input.bytes);
+    expect(plan.shift).toBe(4096);
+    expect(output.length).toBe(input.bytes.length - 4096);
+    expect(Buffer.from(loadedBytes(output, input.tailAddress, 200)!)).toEqual(Buffer.from(loadedBytes(input.bytes, input.tailAddress, 200)!));
   });
 
   it("moves .hip_fatbin to a new PT_LOAD at the end of the file when the new bundles no longer fit", () => {
@@ -108,7 +153,8 @@ describe("rewriting .hip_fatbin", () => {
     // The old section's pages left the file; the new segment maps the bundles past every old address.
     expect(last.offset % 4096).toBe(0);
     expect(last.offset + last.filesz).toBe(output.length);
-    expect(elf.phoff).toBe(last.offset);
+    // An executable's table grows in place (two more entries: part two and the new segment).
+    expect([elf.phoff, elf.programHeaders.length]).toEqual([64, 4]);
     const targets = wrapperTargets(output);
     expect(targets[0]).toBeGreaterThanOrEqual(last.vaddr);
     expect(Buffer.from(loadedBytes(output, targets[0], bigger.length)!)).toEqual(Buffer.from(bigger));
