@@ -63,7 +63,7 @@ export async function checkPackage(path: string, gpu: GpuConfig, options: CheckO
       if (mine.some((e) => e.verdict.verdict !== "host") && !mine.some((e) => e.verdict.verdict === "loadable")) membersWithoutCode.push(name);
       entries.push(...mine);
       problems.push(...location.problems);
-    });
+    }, { locateOnly: true });
     const broken = walk.problems.find((p) => p.code !== "IMAGE_WHITEOUT_UNUSED" && p.code !== "PACKAGE_TOO_DEEP");
     return judged(broken !== undefined ? { code: broken.code, message: `${broken.path.join("!")}: at offset ${broken.offset}: ${broken.message}` } : undefined);
   } catch (e) {

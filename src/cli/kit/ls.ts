@@ -146,7 +146,7 @@ export const ls: Subcommand = {
             withCode++;
             if (json) members.push({ ...locationJson(itemName, report), member });
             else text += formatReport(itemName, report);
-          });
+          }, { locateOnly: true });
           if (walk.package !== undefined) {
             if (json) reports.push({ path, package: walk.package, members, problems: problemsJson(walk) });
             else io.stdout(packageLine(path, walk, withCode) + text);

@@ -136,7 +136,7 @@ export const sizes: Subcommand = {
               text += formatFile(sized, by);
               for (const w of warnings) printWarning(io, name, w);
             }
-          });
+          }, { locateOnly: true });
           if (walk.package !== undefined) {
             const total = totalSizes(members);
             if (json) {
