@@ -67,8 +67,17 @@ interface Hit {
   readonly kind: MagicKind;
 }
 
+export interface SectionTablePlace {
+  readonly offset: number;
+  readonly size: number;
+  readonly is64: boolean;
+  readonly littleEndian: boolean;
+  /** e_shstrndx: the section holding the section names. */
+  readonly namesIndex: number;
+}
+
 /** Where the section table is, from an ELF header: undefined when the member is not an ELF file with one. */
-export function elfSectionTable(head: Uint8Array, size: number): { offset: number; size: number } | undefined {
+export function elfSectionTable(head: Uint8Array, size: number): SectionTablePlace | undefined {
   if (head.length < 64 || !isElf(head, size)) return undefined;
   const is64 = head[4] === 2;
   const little = head[5] === 1;
@@ -79,7 +88,7 @@ export function elfSectionTable(head: Uint8Array, size: number): { offset: numbe
   const entry = is64 ? 64 : 40;
   // No table, or one numbered through section 0 (e_shnum 0, SHN_XINDEX): spooled as before.
   if (offset === 0 || count === 0 || !Number.isSafeInteger(offset) || offset + count * entry > size) return undefined;
-  return { offset, size: count * entry };
+  return { offset, size: count * entry, is64, littleEndian: little, namesIndex: view.getUint16(is64 ? 62 : 50, little) };
 }
 
 /**
@@ -103,14 +112,36 @@ export class MemberCapture {
   /** The last bytes of the stream so far, for a magic across two chunks. */
   private carry = new Uint8Array(0);
   private readonly engine: Engine;
+  /** Whether the section table is still to be read for where the section names lie. */
+  private tableUnread = true;
 
-  constructor(readonly size: number, table: { offset: number; size: number }, engine?: Engine) {
+  constructor(readonly size: number, private readonly place: SectionTablePlace, engine?: Engine) {
     this.engine = engine ?? defaultEngine();
     this.checked = LOCATOR_MAGICS.map(() => 0);
     this.keep(0, Math.min(HEAD, size));
-    const before = Math.max(HEAD, table.offset - BEFORE_TABLE);
-    if (before < table.offset) this.keep(before, table.offset - before);
-    this.keep(Math.max(table.offset, HEAD), table.offset + table.size - Math.max(table.offset, HEAD));
+    const before = Math.max(HEAD, place.offset - BEFORE_TABLE);
+    if (before < place.offset) this.keep(before, place.offset - before);
+    this.keep(Math.max(place.offset, HEAD), place.offset + place.size - Math.max(place.offset, HEAD));
+  }
+
+  /** Once the table has gone by: keeps the section names too when they are still to come (a table before its sections). */
+  private afterTable(): void {
+    const { offset: tableOffset, size: tableSize, is64, littleEndian, namesIndex } = this.place;
+    if (!this.tableUnread) return;
+    // The table is in the head's keep or its own (both, split, when it starts in the head: then it is not read here).
+    const table = this.kept.find((k) => k.start <= tableOffset && tableOffset + tableSize <= k.start + k.bytes.length);
+    if (table === undefined) {
+      this.tableUnread = false;
+      return;
+    }
+    if (table.start + table.filled < tableOffset + tableSize) return;
+    this.tableUnread = false;
+    const at = tableOffset - table.start + namesIndex * (is64 ? 64 : 40);
+    if (namesIndex === 0 || namesIndex * (is64 ? 64 : 40) >= tableSize) return;
+    const view = new DataView(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
+    const offset = Number(is64 ? view.getBigUint64(at + 24, littleEndian) : view.getUint32(at + 16, littleEndian));
+    const length = Number(is64 ? view.getBigUint64(at + 32, littleEndian) : view.getUint32(at + 20, littleEndian));
+    if (offset >= this.position && offset + length <= this.size) this.keep(offset, length);
   }
 
   /** Keeps [start, start + length) from now on (bytes already gone are taken from the chunk in hand). */
@@ -137,6 +168,9 @@ export class MemberCapture {
     const c0 = this.position;
     const c1 = c0 + chunk.length;
     if (c1 > this.size) throw new OffloadKitError("PACKAGE_SIZE_MISMATCH", `member yields more than its declared ${this.size} bytes`, { offset: this.size });
+    this.fill(chunk, c0, 0);
+    this.afterTable();
+    // The names may start within this very chunk.
     this.fill(chunk, c0, 0);
     const found = this.scan(chunk, c0, c1);
     this.position = c1;
