@@ -28,7 +28,7 @@ import type { ByteSource } from "../engine/source.js";
 import { readExact, sliceSource } from "../engine/source.js";
 import { ChunkReader, sourceChunks, truncated } from "./chunks.js";
 import { isCpio, walkCpio } from "./cpio.js";
-import { compressionOf } from "./decoders.js";
+import { compressionOf, tooLarge } from "./decoders.js";
 import type { Compression, Decoders, Spooler } from "./decoders.js";
 import { LayerStack, dockerManifests, layerPath, ociManifests } from "./image.js";
 import type { ImageManifest } from "./image.js";
@@ -266,7 +266,7 @@ class Walker {
     }
     const streaming = this.options.streamMembers;
     if (streaming !== undefined && reader.reopen !== undefined && entry.size >= streaming.minSize) {
-      return this.streamMember(streaming, reader, entry, path, depth);
+      return this.streamTarMember(streaming, reader, entry, path, depth);
     }
     const spooled = await this.spool(reader.take(entry.size), entry.size, path, "member");
     try {
@@ -280,28 +280,28 @@ class Walker {
   /**
    * A member located as it streams past (`WalkOptions.streamMembers`): a leaf that is not kept. A
    * container, or a member the capture does not take, is spooled as before, from the bytes read so far
-   * and the rest.
+   * and the rest (`spoolRest`). `checkSize` sees how many bytes came (at most `size`) and throws as the
+   * spooled path would; `readAgain` reads the member once more, spooled, and hands it to `onMember`.
    */
-  private async streamMember(streaming: MemberStreaming, reader: ChunkReader, entry: TarEntry, path: readonly string[], depth: number): Promise<void> {
-    const head = await reader.read(Math.min(entry.size, 1024));
-    const capture = sniffPackage(head) === undefined ? streaming.start(head, entry.size) : undefined;
-    if (capture === undefined) {
-      const spooled = await this.spool(prepend(head, reader.take(entry.size - head.length)), entry.size, path, "member");
-      try {
-        if (spooled.source.size < entry.size) throw truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, spooled.source.size);
-        await this.walkSource(spooled.source, path, depth);
-      } finally {
-        spooled.close();
-      }
-      return;
-    }
+  private async streamMember(
+    streaming: MemberStreaming,
+    reader: ChunkReader,
+    size: number,
+    path: readonly string[],
+    spoolRest: (head: Uint8Array) => Promise<void>,
+    checkSize: (got: number) => Promise<void>,
+    readAgain: () => Promise<void>,
+  ): Promise<void> {
+    const head = await reader.read(Math.min(size, 1024));
+    const capture = sniffPackage(head) === undefined ? streaming.start(head, size) : undefined;
+    if (capture === undefined) return spoolRest(head);
     let got = head.length;
     capture.push(head);
-    for await (const chunk of reader.take(entry.size - head.length)) {
+    for await (const chunk of reader.take(size - head.length)) {
       capture.push(chunk);
       got += chunk.length;
     }
-    if (got < entry.size) throw truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, got);
+    await checkSize(got);
     this.summary.members++;
     try {
       await this.options.onMember({ path, source: capture.finish() });
@@ -310,21 +310,51 @@ class Walker {
     } catch (e) {
       if (!streaming.missed(e)) throw new CallerError(e);
     }
-    // It needed bytes that went by: decode the stream again up to the member, and keep it this time.
-    const again = ChunkReader.ofStream(reader.reopen!());
+    await readAgain();
+  }
+
+  /** A regular tar or cpio member of a stream, located as it goes by (see streamMember). */
+  private async streamTarMember(streaming: MemberStreaming, reader: ChunkReader, entry: TarEntry, path: readonly string[], depth: number): Promise<void> {
+    const short = (got: number) => truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, got);
+    return this.streamMember(
+      streaming, reader, entry.size, path,
+      async (head) => {
+        const spooled = await this.spool(prepend(head, reader.take(entry.size - head.length)), entry.size, path, "member");
+        try {
+          if (spooled.source.size < entry.size) throw short(spooled.source.size);
+          await this.walkSource(spooled.source, path, depth);
+        } finally {
+          spooled.close();
+        }
+      },
+      async (got) => {
+        if (got < entry.size) throw short(got);
+      },
+      async () => {
+        // It needed bytes that went by: decode the stream again up to the member, and keep it this time.
+        const again = ChunkReader.ofStream(reader.reopen!());
+        try {
+          if ((await again.skip(entry.dataOffset)) < entry.dataOffset) throw short(0);
+          const spooled = await this.spool(again.take(entry.size), entry.size, path, "member");
+          try {
+            if (spooled.source.size < entry.size) throw short(spooled.source.size);
+            await this.leaf(path, spooled.source);
+          } finally {
+            spooled.close();
+          }
+        } finally {
+          await again.close();
+        }
+      },
+    );
+  }
+
+  /** `onMember` for a leaf already counted (a member read a second time). */
+  private async leaf(path: readonly string[], source: ByteSource): Promise<void> {
     try {
-      if ((await again.skip(entry.dataOffset)) < entry.dataOffset) throw truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, 0);
-      const spooled = await this.spool(again.take(entry.size), entry.size, path, "member");
-      try {
-        if (spooled.source.size < entry.size) throw truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, spooled.source.size);
-        await this.options.onMember({ path, source: spooled.source });
-      } catch (e) {
-        throw isOffloadKitError(e) && e.code === "PACKAGE_TRUNCATED" ? e : new CallerError(e);
-      } finally {
-        spooled.close();
-      }
-    } finally {
-      await again.close();
+      await this.options.onMember({ path, source });
+    } catch (e) {
+      throw new CallerError(e);
     }
   }
 
@@ -412,12 +442,33 @@ class Walker {
     if (member.size > BOMB_FLOOR && member.size > member.compressedSize * DEFLATE_MAX_RATIO) {
       throw bad("ZIP_BOMB", `declares ${member.size} bytes from ${member.compressedSize} compressed, beyond deflate's ${DEFLATE_MAX_RATIO}:1`, "uncompressed size");
     }
-    const spooled = await this.spool(this.options.decoders.inflateRaw(sourceChunks(source, start, member.compressedSize)), member.size, path, "deflate");
+    const inflate = () => this.options.decoders.inflateRaw(sourceChunks(source, start, member.compressedSize));
+    const badSize = (got: number) => bad("ZIP_BAD_SIZE", `inflates to ${got} bytes, not the declared ${member.size}`, "uncompressed size");
+    const spoolAll = async (chunks: AsyncIterable<Uint8Array>, walk: (source: ByteSource) => Promise<void>) => {
+      const spooled = await this.spool(chunks, member.size, path, "deflate");
+      try {
+        if (spooled.source.size !== member.size) throw badSize(spooled.source.size);
+        await walk(spooled.source);
+      } finally {
+        spooled.close();
+      }
+    };
+    const streaming = this.options.streamMembers;
+    if (streaming === undefined || member.size < streaming.minSize) return spoolAll(inflate(), (s) => this.walkSource(s, path, depth));
+    const reader = ChunkReader.ofStream(inflate());
     try {
-      if (spooled.source.size !== member.size) throw bad("ZIP_BAD_SIZE", `inflates to ${spooled.source.size} bytes, not the declared ${member.size}`, "uncompressed size");
-      await this.walkSource(spooled.source, path, depth);
+      await this.streamMember(
+        streaming, reader, member.size, path,
+        (head) => spoolAll(prepend(head, this.rest(reader)), (s) => this.walkSource(s, path, depth)),
+        async (got) => {
+          if (got < member.size) throw badSize(got);
+          // More than declared is the spooler's error, as when spooled.
+          if ((await reader.read(1)).length > 0) throw tooLarge(`${memberDisplayPath(path)} (deflate)`, member.size);
+        },
+        () => spoolAll(inflate(), (s) => this.leaf(path, s)),
+      );
     } finally {
-      spooled.close();
+      await reader.close();
     }
   }
 

@@ -2,6 +2,8 @@
 // for ELF files laid out in odd orders, whatever the chunking of the decoded stream; members the capture
 // cannot answer for are decoded again and spooled (never guessed), and those it does not take are spooled
 // as before.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { bytesSource } from "../../src/engine/source.js";
@@ -11,7 +13,9 @@ import { nodeDecoders } from "../../src/node/package-io.js";
 import { memorySpooler } from "../../src/packages/decoders.js";
 import type { Decoders, Spooler } from "../../src/packages/decoders.js";
 import { walkPackage } from "../../src/packages/walk.js";
-import { located, tarEntry, tarOf } from "./build.js";
+import type { PackageProblem } from "../../src/packages/walk.js";
+import { scratchDir } from "../cli/harness.js";
+import { haveTools, located, tarEntry, tarOf, tool } from "./build.js";
 
 type Part =
   | { readonly name: string; readonly bytes?: Uint8Array; readonly type?: number }
@@ -165,8 +169,8 @@ async function expectSameAsSpooled(file: Uint8Array, streamed: 0 | 1): Promise<M
   return spooled.members;
 }
 
-function bundlesOf(members: Map<string, unknown>): { section?: string; entries: { id: string }[] }[] {
-  return (members.get("usr/lib/libx.so") as { bundles: { section?: string; entries: { id: string }[] }[] }).bundles;
+function bundlesOf(members: Map<string, unknown>, key = "usr/lib/libx.so"): { section?: string; entries: { id: string }[] }[] {
+  return (members.get(key) as { bundles: { section?: string; entries: { id: string }[] }[] }).bundles;
 }
 
 describe("locating a streamed member", () => {
@@ -253,5 +257,71 @@ describe("MemberCapture", () => {
     expect(captureMember(fatbin().subarray(0, 1024), 200_000)).toBeUndefined();
     const noTable = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { table: true }], { noTable: true });
     expect(captureMember(noTable.subarray(0, 1024), noTable.length)).toBeUndefined();
+  });
+});
+
+describe("a deflated zip member (a wheel's library)", () => {
+  const file = elf([
+    { name: ".text", bytes: filler(200_000) },
+    { name: ".rodata", bytes: rodataWithBundle() },
+    { name: ".hip_fatbin", bytes: fatbin() },
+    { name: ".shstrtab" },
+    { table: true },
+  ]);
+
+  function wheel(): Uint8Array | undefined {
+    if (!haveTools("zip")) return undefined;
+    const dir = scratchDir("offload-kit-stream-zip-");
+    mkdirSync(join(dir, "pkg/lib"), { recursive: true });
+    writeFileSync(join(dir, "pkg/lib/libx.so"), file);
+    return tool("zip", ["-q", "-6", "-r", "-", "pkg"], { cwd: dir });
+  }
+
+  /** The zip with the library's declared uncompressed size (central directory) changed by `delta`. */
+  function lying(zip: Uint8Array, delta: number): Uint8Array {
+    const out = zip.slice();
+    const view = new DataView(out.buffer);
+    for (let at = 0; at + 46 <= out.length; at++) {
+      if (view.getUint32(at, true) === 0x02014b50 && view.getUint32(at + 24, true) === file.length) view.setUint32(at + 24, file.length + delta, true);
+    }
+    return out;
+  }
+
+  async function walkZip(zip: Uint8Array, stream: boolean) {
+    const members = new Map<string, unknown>();
+    const problems: PackageProblem[] = [];
+    const walk = await walkPackage(bytesSource(zip), "x.whl", {
+      decoders: nodeDecoders(),
+      spooler: memorySpooler(),
+      onMember: ({ path, source }) => {
+        members.set(path.slice(1).join("!"), located(source));
+      },
+      onProblem: (p) => problems.push(p),
+      ...(stream ? { streamMembers: { minSize: 1024, start: captureMember, missed: isCaptureMiss } } : {}),
+    });
+    return { members, problems, streamed: walk!.streamed };
+  }
+
+  it("is located as it inflates, as when spooled", async () => {
+    const zip = wheel();
+    if (zip === undefined) return;
+    const spooled = await walkZip(zip, false);
+    const streamed = await walkZip(zip, true);
+    expect(streamed.streamed).toBe(1);
+    expect(spooled.streamed).toBe(0);
+    expect(streamed.members).toEqual(spooled.members);
+    expect(streamed.problems).toEqual([]);
+    expect(bundlesOf(streamed.members, "pkg/lib/libx.so").map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+  });
+
+  it.each([["more", -100], ["fewer", 100]])("inflating to %s bytes than declared: the same problem as when spooled", async (_label, delta) => {
+    const zip = wheel();
+    if (zip === undefined) return;
+    const bad = lying(zip, delta);
+    const spooled = await walkZip(bad, false);
+    const streamed = await walkZip(bad, true);
+    expect(spooled.problems.length).toBe(1);
+    expect(streamed.problems).toEqual(spooled.problems);
+    expect(streamed.members).toEqual(spooled.members);
   });
 });
