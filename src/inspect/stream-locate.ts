@@ -42,6 +42,8 @@ const HEAD = 4096;
 const BEFORE_TABLE = 1 << 20;
 /** The most bytes kept for one member. */
 export const MAX_KEPT = 48 * 1024 * 1024;
+/** The most magic positions listed for one member (a `.rodata` full of "CCOB" would list without end): past it, every search is a miss. */
+const MAX_HITS = 200_000;
 const LONGEST = Math.max(...LOCATOR_MAGICS.map(([, bytes]) => bytes.length));
 
 /** A read of a byte the streaming locator did not keep: the member must be read again, from a spool. */
@@ -98,6 +100,8 @@ export function elfSectionTable(head: Uint8Array, size: number): SectionTablePla
 export class MemberCapture {
   private position = 0;
   private readonly kept: Kept[] = [];
+  /** The kept stretches not yet filled (the only ones a chunk is copied into). */
+  private open: Kept[] = [];
   private keptBytes = 0;
   private readonly hits: Hit[] = [];
   /** Hits the walk reached whose fate (a hop, or one byte on) waits for their kept bytes. */
@@ -150,18 +154,20 @@ export class MemberCapture {
     const kept: Kept = { start, bytes: new Uint8Array(length), filled: 0 };
     this.keptBytes += length;
     this.kept.push(kept);
+    this.open.push(kept);
     return kept;
   }
 
   /** Copies what `chunk` (stream bytes [base, base + chunk.length)) holds of each kept stretch. */
   private fill(chunk: Uint8Array, base: number, from: number): void {
-    for (const k of this.kept) {
+    for (const k of this.open) {
       const want = k.start + k.filled;
       if (k.filled === k.bytes.length || want < base || want >= base + chunk.length || want < from) continue;
       const n = Math.min(k.bytes.length - k.filled, base + chunk.length - want);
       k.bytes.set(chunk.subarray(want - base, want - base + n), k.filled);
       k.filled += n;
     }
+    if (this.open.some((k) => k.filled === k.bytes.length)) this.open = this.open.filter((k) => k.filled < k.bytes.length);
   }
 
   push(chunk: Uint8Array): void {
@@ -172,7 +178,7 @@ export class MemberCapture {
     this.afterTable();
     // The names may start within this very chunk.
     this.fill(chunk, c0, 0);
-    const found = this.scan(chunk, c0, c1);
+    const found = this.hits.length > MAX_HITS ? [] : this.scan(chunk, c0, c1);
     this.position = c1;
     for (const hit of found) {
       this.hits.push(hit);
@@ -288,6 +294,7 @@ export class MemberCapture {
     bytes.set(kept.bytes.subarray(0, kept.filled));
     this.keptBytes += length - kept.bytes.length;
     kept.bytes = bytes;
+    if (!this.open.includes(kept)) this.open.push(kept);
     if (chunk !== undefined && end < this.position) {
       const n = Math.min(length - kept.filled, c0 + chunk.length - end);
       bytes.set(chunk.subarray(end - c0, end - c0 + n), kept.filled);
@@ -318,6 +325,7 @@ export class MemberCapture {
         return n;
       },
       nextMagic(from, to) {
+        if (hits.length > MAX_HITS) throw new CaptureMiss(from, to - from);
         let found: Hit | undefined;
         for (const hit of hits) {
           if (hit.at < from) continue;

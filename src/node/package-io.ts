@@ -5,8 +5,10 @@
  * node:zlib where it has it (Node >= 22.15), else the `zstd` program; xz from the `xz` program when it is
  * on PATH (liblzma, 3.3x faster than the WebAssembly xz-embedded of `xz-decompress` on librocsparse0's
  * data.tar.xz), else `xz-decompress`; bzip2 from the `bzip2` program. A decoder program runs as a child
- * process fed through a pipe, so it decodes on the second core while this one walks.
- * `OFFLOAD_KIT_XZ=wasm` forces the WebAssembly xz decoder.
+ * process fed through a pipe, so it decodes on the second core while this one walks; xz 5.4 and later
+ * decodes a multi-block stream on threads of its own (`-T0`, memory capped), as dpkg-deb does. A
+ * program's output is read into one reused buffer (`pipeChunks`). `OFFLOAD_KIT_XZ=wasm` forces the
+ * WebAssembly xz decoder.
  *
  * The spooler keeps a member in memory up to `SPOOL_MEMORY_LIMIT` (16 MiB) and in a temporary file
  * (under os.tmpdir(), removed when the member is done) beyond that; a member larger than its declared
