@@ -142,6 +142,10 @@ async function* pipeChunks(stdout: NodeJS.ReadableStream & { destroy(): void; _h
     yield* drain(stdout);
     return;
   }
+  // The child's own stdout object must not start the handle reading again: on the child's exit node
+  // resumes every readable stdio stream (flushStdio), which could read into the buffer while a chunk
+  // handed out may still be in use.
+  (stdout as { readable: boolean }).readable = false;
   const buffer = new Uint8Array(PIPE_READ_SIZE);
   let filled = 0;
   let ended = false;
