@@ -123,6 +123,13 @@ async function* drain(readable: NodeJS.ReadableStream & { destroy(): void }): As
   }
 }
 
+/** Resolves when `stream` has consumed `chunk` (its write callback); rejects with the write's error. */
+function written(stream: NodeJS.WritableStream, chunk: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(chunk, (error?: Error | null) => (error ? reject(error) : resolve()));
+  });
+}
+
 /** How much one read of a decoder program's output may take (a pipe gives at most what it holds, 64 KiB or more). */
 const PIPE_READ_SIZE = 1 << 20;
 
@@ -201,8 +208,9 @@ async function* throughTransform(transform: Transform, input: AsyncIterable<Uint
     for await (const chunk of input) {
       // Fed in pieces, so what a piece decodes to is handed on before a later piece can fail the stream.
       for (let at = 0; at < chunk.length; at += TRANSFORM_PIECE) {
-        // A copy: the chunk may be a view of a buffer its producer reuses (pipeChunks), and write keeps it.
-        if (!transform.write(chunk.slice(at, at + TRANSFORM_PIECE))) await once(transform, "drain");
+        // Each piece consumed before the next is asked for: the chunk may be a view of a buffer its
+        // producer reuses (pipeChunks), so it must not wait in the transform's queue.
+        await written(transform, chunk.subarray(at, at + TRANSFORM_PIECE));
       }
     }
     transform.end();
@@ -258,8 +266,9 @@ async function* throughProgram(path: string, args: readonly string[], input: Asy
           await iterator.return?.();
           return;
         }
-        // A copy: the chunk may be a view of a buffer its producer reuses (pipeChunks), and write keeps it.
-        if (!child.stdin.write(next.value.slice())) await Promise.race([once(child.stdin, "drain"), exited]);
+        // Written out before the next is asked for: the chunk may be a view of a buffer its producer
+        // reuses (pipeChunks), so it must not wait in the stream's queue.
+        await Promise.race([written(child.stdin, next.value), exited]);
       }
     } catch {
       // The write side failed (see above).
