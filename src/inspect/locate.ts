@@ -89,6 +89,15 @@ export interface Location {
   readonly searched: readonly SearchedRegion[];
 }
 
+/**
+ * A source that answers the search for the next magic itself, from a list made while it streamed
+ * (src/inspect/stream-locate.ts): the same answer `nextMagic` would find in the bytes, which it does not
+ * keep. It throws (an error that is not ours) when it cannot tell.
+ */
+export interface IndexedSource extends ByteSource {
+  nextMagic(from: number, to: number): { at: number; kind: MagicKind } | undefined;
+}
+
 export interface LocateOptions extends ScanOptions {
   readonly engine?: Engine;
   /**
@@ -117,13 +126,14 @@ const SEARCH_STAGES = [4096, 64 * 1024];
 /** NVIDIA's fatbinary magic (0xBA55ED50, little-endian), which `.nv_fatbin` sections usually hold. */
 const NV_FATBIN_MAGIC = Uint8Array.of(0x50, 0xed, 0x55, 0xba);
 
-type MagicKind = "bundle" | "ccob" | "offload";
-const MAGICS: readonly (readonly [MagicKind, Uint8Array])[] = [
+export type MagicKind = "bundle" | "ccob" | "offload";
+/** The magics a region walk hops between, in the order a tie would be settled (none can tie: their first bytes differ). */
+export const LOCATOR_MAGICS: readonly (readonly [MagicKind, Uint8Array])[] = [
   ["bundle", BUNDLE_MAGIC_BYTES],
   ["ccob", CCOB_MAGIC],
   ["offload", OFFLOAD_BINARY_MAGIC_BYTES],
 ];
-const LONGEST_MAGIC = Math.max(...MAGICS.map(([, bytes]) => bytes.length));
+const LONGEST_MAGIC = Math.max(...LOCATOR_MAGICS.map(([, bytes]) => bytes.length));
 
 /** Largest power of two (up to 4096) dividing `offset`. */
 export function alignmentOf(offset: number): number {
@@ -335,6 +345,8 @@ class Locator {
    * sixteen, then a window at a time, so a find just past a bundle's end costs one small read.
    */
   private nextMagic(w: Window, from: number, to: number): { at: number; kind: MagicKind } | undefined {
+    const indexed = (w.source as Partial<IndexedSource>).nextMagic;
+    if (indexed !== undefined) return indexed.call(w.source, from, to);
     let position = from;
     let stage = 0;
     while (to - position >= 4) {
@@ -343,7 +355,7 @@ class Locator {
       }
       const chunkEnd = Math.min(w.end, to);
       let best: { at: number; kind: MagicKind } | undefined;
-      for (const [kind, magic] of MAGICS) {
+      for (const [kind, magic] of LOCATOR_MAGICS) {
         const hit = findFirst(w, magic, position, best === undefined ? chunkEnd : Math.min(chunkEnd, best.at + magic.length));
         if (hit >= 0 && (best === undefined || hit < best.at)) best = { at: hit, kind };
       }
@@ -464,8 +476,9 @@ class Locator {
     let header;
     try {
       header = parseCcobHeader(readExact(blob, 0, Math.min(32, blob.size)), 0, blob.size);
-    } catch {
-      // Four bytes "CCOB" that do not start a header are just data.
+    } catch (e) {
+      // Four bytes "CCOB" that do not start a header are just data (a failing read is not ours to hide).
+      if (!(e instanceof OffloadKitError)) throw e;
       return undefined;
     }
     const total = header.rawTotalSize;

@@ -32,12 +32,20 @@ export class ChunkReader {
   private ended = false;
   private readonly iterator?: AsyncIterator<Uint8Array>;
 
-  private constructor(stream: AsyncIterable<Uint8Array> | undefined, readonly source?: ByteSource) {
+  private constructor(
+    stream: AsyncIterable<Uint8Array> | undefined,
+    readonly source?: ByteSource,
+    readonly reopen?: () => AsyncIterable<Uint8Array>,
+  ) {
     this.iterator = stream?.[Symbol.asyncIterator]();
   }
 
-  static ofStream(stream: AsyncIterable<Uint8Array>): ChunkReader {
-    return new ChunkReader(stream);
+  /**
+   * A reader over a stream. `reopen`, when given, yields the same stream again from its first byte (by
+   * decoding again): what a member that could not be kept as it went by is read back from.
+   */
+  static ofStream(stream: AsyncIterable<Uint8Array>, reopen?: () => AsyncIterable<Uint8Array>): ChunkReader {
+    return new ChunkReader(stream, undefined, reopen);
   }
 
   /** A reader over a random-access source: skips seek, and members can be sliced out (`sourceAt`). */

@@ -28,7 +28,7 @@ import type { ByteSource } from "../engine/source.js";
 import { readExact, sliceSource } from "../engine/source.js";
 import { ChunkReader, sourceChunks, truncated } from "./chunks.js";
 import { isCpio, walkCpio } from "./cpio.js";
-import { compressionOf } from "./decoders.js";
+import { compressionOf, tooLarge } from "./decoders.js";
 import type { Compression, Decoders, Spooler } from "./decoders.js";
 import { LayerStack, dockerManifests, layerPath, ociManifests } from "./image.js";
 import type { ImageManifest } from "./image.js";
@@ -70,6 +70,23 @@ export interface PackageWalk {
   /** Bytes of members spooled to temporary files, and the largest one. */
   spooledToDisk: number;
   largestSpooled: number;
+  /** Members located as they streamed past, never kept (`WalkOptions.streamMembers`). */
+  streamed: number;
+}
+
+/**
+ * What reads a member as it streams past instead of keeping it (src/inspect/stream-locate.ts for
+ * `ls`, `sizes` and `check`): the walker hands it the member's bytes in order, then `onMember` gets the
+ * capture's `finish()` as the member's source. When `onMember` fails with an error `missed` recognises
+ * (it needed a byte that was not kept), the member is decoded again from the start of its stream,
+ * spooled and handed to `onMember` once more, so `onMember` must not act before its reads are done.
+ */
+export interface MemberStreaming {
+  /** Members smaller than this are spooled (in memory, cheaply) as before. */
+  readonly minSize: number;
+  /** A capture for a member whose first bytes are `head` (up to 1024), or undefined to spool it. */
+  start(head: Uint8Array, size: number): { push(chunk: Uint8Array): void; finish(): ByteSource } | undefined;
+  missed(e: unknown): boolean;
 }
 
 export interface WalkOptions {
@@ -79,6 +96,8 @@ export interface WalkOptions {
   /** Each regular member that is not itself a container (and each container past the depth limit). */
   readonly onMember: (member: PackageMember) => void | Promise<void>;
   readonly onProblem?: (problem: PackageProblem) => void;
+  /** Members of a stream read as they go by, when the caller needs no random access to them. */
+  readonly streamMembers?: MemberStreaming;
 }
 
 /** `a.whl!torch/lib/x.so`: the levels joined with `!`. */
@@ -148,7 +167,7 @@ class Walker {
 
   constructor(private readonly options: WalkOptions, format: PackageFormat) {
     this.maxDepth = options.maxDepth ?? MAX_PACKAGE_DEPTH;
-    this.summary = { format, members: 0, links: 0, containers: 0, spooledToDisk: 0, largestSpooled: 0 };
+    this.summary = { format, members: 0, links: 0, containers: 0, spooledToDisk: 0, largestSpooled: 0, streamed: 0 };
   }
 
   problem(path: readonly string[], e: unknown, offset: number): void {
@@ -180,7 +199,10 @@ class Walker {
         case "tar": return await this.walkTarSource(source, path, depth);
         case "cpio": return await this.walkEntries(walkCpio, ChunkReader.ofSource(source), path, depth);
         case "image": return;
-        default: return await this.walkStream(this.options.decoders.decode(format, sourceChunks(source)), path, depth + 1, format);
+        default: {
+          const open = () => this.options.decoders.decode(format, sourceChunks(source));
+          return await this.walkStream(open(), open, path, depth + 1, format);
+        }
       }
     } catch (e) {
       this.problem(path, e, 0);
@@ -188,7 +210,8 @@ class Walker {
   }
 
   /** A decoded stream: a tar is walked as it comes; anything else is spooled and walked at random. */
-  async walkStream(stream: AsyncIterable<Uint8Array>, path: readonly string[], depth: number, method: Compression): Promise<void> {
+  /** `reopen` yields `stream` again from its start (decoding again), for members that must be read back. */
+  async walkStream(stream: AsyncIterable<Uint8Array>, reopen: () => AsyncIterable<Uint8Array>, path: readonly string[], depth: number, method: Compression): Promise<void> {
     const reader = ChunkReader.ofStream(stream);
     try {
       const head = await reader.read(TAR_BLOCK);
@@ -197,12 +220,15 @@ class Walker {
         const name = new TextDecoder().decode(head.subarray(0, 100)).replace(/\0.*$/s, "");
         if (!looksLikeImage(name)) {
           this.summary.containers++;
-          return await this.walkEntries(walkTar, ChunkReader.ofStream(prepend(head, this.rest(reader))), path, depth);
+          return await this.walkEntries(walkTar, ChunkReader.ofStream(prepend(head, this.rest(reader)), reopen), path, depth);
         }
       }
       if (format !== undefined && format !== "tar" && compressionOf(head) !== undefined && depth < this.maxDepth) {
         this.summary.containers++;
-        return await this.walkStream(this.options.decoders.decode(format as Compression, prepend(head, this.rest(reader))), path, depth + 1, format as Compression);
+        const inner = format as Compression;
+        return await this.walkStream(
+          this.options.decoders.decode(inner, prepend(head, this.rest(reader))), () => this.options.decoders.decode(inner, reopen()), path, depth + 1, inner,
+        );
       }
       const spooled = await this.spool(prepend(head, this.rest(reader)), undefined, path, method);
       try {
@@ -238,12 +264,97 @@ class Walker {
     if (reader.remaining() !== undefined) {
       throw truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, reader.remaining()!);
     }
+    const streaming = this.options.streamMembers;
+    if (streaming !== undefined && reader.reopen !== undefined && entry.size >= streaming.minSize) {
+      return this.streamTarMember(streaming, reader, entry, path, depth);
+    }
     const spooled = await this.spool(reader.take(entry.size), entry.size, path, "member");
     try {
       if (spooled.source.size < entry.size) throw truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, spooled.source.size);
       await this.walkSource(spooled.source, path, depth);
     } finally {
       spooled.close();
+    }
+  }
+
+  /**
+   * A member located as it streams past (`WalkOptions.streamMembers`): a leaf that is not kept. A
+   * container, or a member the capture does not take, is spooled as before, from the bytes read so far
+   * and the rest (`spoolRest`). `checkSize` sees how many bytes came (at most `size`) and throws as the
+   * spooled path would; `readAgain` reads the member once more, spooled, and hands it to `onMember`.
+   */
+  private async streamMember(
+    streaming: MemberStreaming,
+    reader: ChunkReader,
+    size: number,
+    path: readonly string[],
+    spoolRest: (head: Uint8Array) => Promise<void>,
+    checkSize: (got: number) => Promise<void>,
+    readAgain: () => Promise<void>,
+  ): Promise<void> {
+    const head = await reader.read(Math.min(size, 1024));
+    const capture = sniffPackage(head) === undefined ? streaming.start(head, size) : undefined;
+    if (capture === undefined) return spoolRest(head);
+    let got = head.length;
+    capture.push(head);
+    for await (const chunk of reader.take(size - head.length)) {
+      capture.push(chunk);
+      got += chunk.length;
+    }
+    await checkSize(got);
+    this.summary.members++;
+    try {
+      await this.options.onMember({ path, source: capture.finish() });
+      this.summary.streamed++;
+      return;
+    } catch (e) {
+      if (!streaming.missed(e)) throw new CallerError(e);
+    }
+    await readAgain();
+  }
+
+  /** A regular tar or cpio member of a stream, located as it goes by (see streamMember). */
+  private async streamTarMember(streaming: MemberStreaming, reader: ChunkReader, entry: TarEntry, path: readonly string[], depth: number): Promise<void> {
+    const short = (got: number) => truncated(`member '${entry.name}'`, entry.dataOffset, entry.size, got);
+    return this.streamMember(
+      streaming, reader, entry.size, path,
+      async (head) => {
+        const spooled = await this.spool(prepend(head, reader.take(entry.size - head.length)), entry.size, path, "member");
+        try {
+          if (spooled.source.size < entry.size) throw short(spooled.source.size);
+          await this.walkSource(spooled.source, path, depth);
+        } finally {
+          spooled.close();
+        }
+      },
+      async (got) => {
+        if (got < entry.size) throw short(got);
+      },
+      async () => {
+        // It needed bytes that went by: decode the stream again up to the member, and keep it this time.
+        const again = ChunkReader.ofStream(reader.reopen!());
+        try {
+          if ((await again.skip(entry.dataOffset)) < entry.dataOffset) throw short(0);
+          const spooled = await this.spool(again.take(entry.size), entry.size, path, "member");
+          try {
+            if (spooled.source.size < entry.size) throw short(spooled.source.size);
+            await this.leaf(path, spooled.source);
+          } finally {
+            spooled.close();
+          }
+        } finally {
+          await again.close();
+        }
+      },
+    );
+  }
+
+  /** `onMember` for a leaf already counted (a member read a second time). */
+  private async leaf(path: readonly string[], source: ByteSource): Promise<void> {
+    try {
+      await this.options.onMember({ path, source });
+    } catch (e) {
+      throw new CallerError(e);
     }
   }
 
@@ -331,12 +442,33 @@ class Walker {
     if (member.size > BOMB_FLOOR && member.size > member.compressedSize * DEFLATE_MAX_RATIO) {
       throw bad("ZIP_BOMB", `declares ${member.size} bytes from ${member.compressedSize} compressed, beyond deflate's ${DEFLATE_MAX_RATIO}:1`, "uncompressed size");
     }
-    const spooled = await this.spool(this.options.decoders.inflateRaw(sourceChunks(source, start, member.compressedSize)), member.size, path, "deflate");
+    const inflate = () => this.options.decoders.inflateRaw(sourceChunks(source, start, member.compressedSize));
+    const badSize = (got: number) => bad("ZIP_BAD_SIZE", `inflates to ${got} bytes, not the declared ${member.size}`, "uncompressed size");
+    const spoolAll = async (chunks: AsyncIterable<Uint8Array>, walk: (source: ByteSource) => Promise<void>) => {
+      const spooled = await this.spool(chunks, member.size, path, "deflate");
+      try {
+        if (spooled.source.size !== member.size) throw badSize(spooled.source.size);
+        await walk(spooled.source);
+      } finally {
+        spooled.close();
+      }
+    };
+    const streaming = this.options.streamMembers;
+    if (streaming === undefined || member.size < streaming.minSize) return spoolAll(inflate(), (s) => this.walkSource(s, path, depth));
+    const reader = ChunkReader.ofStream(inflate());
     try {
-      if (spooled.source.size !== member.size) throw bad("ZIP_BAD_SIZE", `inflates to ${spooled.source.size} bytes, not the declared ${member.size}`, "uncompressed size");
-      await this.walkSource(spooled.source, path, depth);
+      await this.streamMember(
+        streaming, reader, member.size, path,
+        (head) => spoolAll(prepend(head, this.rest(reader)), (s) => this.walkSource(s, path, depth)),
+        async (got) => {
+          if (got < member.size) throw badSize(got);
+          // More than declared is the spooler's error, as when spooled.
+          if ((await reader.read(1)).length > 0) throw tooLarge(`${memberDisplayPath(path)} (deflate)`, member.size);
+        },
+        () => spoolAll(inflate(), (s) => this.leaf(path, s)),
+      );
     } finally {
-      spooled.close();
+      await reader.close();
     }
   }
 
@@ -372,7 +504,7 @@ class Walker {
     const compression = compressionOf(head);
     const reader = compression === undefined
       ? ChunkReader.ofSource(payload)
-      : ChunkReader.ofStream(this.options.decoders.decode(compression, sourceChunks(payload)));
+      : ChunkReader.ofStream(this.options.decoders.decode(compression, sourceChunks(payload)), () => this.options.decoders.decode(compression, sourceChunks(payload)));
     await this.walkEntries(walkCpio, reader, path, depth + (compression === undefined ? 0 : 1));
   }
 
@@ -435,7 +567,8 @@ class Walker {
         const blob = bytesOf(entry);
         const head = readExact(blob, 0, Math.min(blob.size, 16));
         const compression = compressionOf(head);
-        const reader = compression === undefined ? ChunkReader.ofSource(blob) : ChunkReader.ofStream(this.options.decoders.decode(compression, sourceChunks(blob)));
+        const open = (method: Compression) => this.options.decoders.decode(method, sourceChunks(blob));
+        const reader = compression === undefined ? ChunkReader.ofSource(blob) : ChunkReader.ofStream(open(compression), () => open(compression));
         this.summary.containers++;
         await this.walkEntries(walkTar, reader, [...imagePath, layerName], depth + 1, (member) => {
           const visible = stack.offer(member.name, layer, member.headerOffset, member.type === "directory");

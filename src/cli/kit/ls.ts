@@ -148,7 +148,7 @@ async function listFile(path: string, json: boolean): Promise<Listed> {
       withCode++;
       if (json) members.push({ ...locationJson(itemName, location), member });
       else text += formatReport(itemName, location);
-    });
+    }, { locateOnly: true });
     if (walk.package === undefined) return { json: report, text, failed: false, offload };
     const failed = hasErrors(walk);
     return {

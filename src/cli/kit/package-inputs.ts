@@ -26,6 +26,7 @@ export function packageLine(path: string, walk: InputWalk, withCode: number): st
     `${p.members} member${p.members === 1 ? "" : "s"}`,
     ...(p.links > 0 ? [`${p.links} link${p.links === 1 ? "" : "s"} (not followed)`] : []),
     `${withCode} with offload code`,
+    ...(p.streamed > 0 ? [`${p.streamed} located as ${p.streamed === 1 ? "it" : "they"} streamed (not kept)`] : []),
     ...(p.spooledToDisk > 0 ? [`largest member spooled to disk: ${p.largestSpooled} bytes`] : []),
   ];
   return `${path}: ${parts.join(", ")}\n`;

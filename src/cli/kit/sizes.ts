@@ -137,7 +137,7 @@ async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Size
         else text += formatFile(sized, by);
       }
       if (!json) warnings.push(...location.problems.map((p) => `${itemName}: at ${hex(p.offset)}: ${p.message}`));
-    });
+    }, { locateOnly: true });
     if (walk.package === undefined) return { json: report, text, warnings, measured: members, failed: false, offload };
     const total = totalSizes(members);
     const failed = hasErrors(walk);

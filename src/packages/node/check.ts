@@ -72,7 +72,7 @@ async function checkPackageWith(path: string, verdict: (id: string) => EntryVerd
       if (mine.length > 0 || (location.problems.length > 0 && isDamagedOffloadFile(location))) offloadMember = true;
       entries.push(...mine);
       problems.push(...location.problems);
-    });
+    }, { locateOnly: true });
     const broken = walk.problems.find((p) => p.code !== "IMAGE_WHITEOUT_UNUSED" && p.code !== "PACKAGE_TOO_DEEP");
     return judged(broken !== undefined ? { code: broken.code, message: `${broken.path.join("!")}: at offset ${broken.offset}: ${broken.message}` } : undefined);
   } catch (e) {

@@ -5,8 +5,10 @@
  * node:zlib where it has it (Node >= 22.15), else the `zstd` program; xz from the `xz` program when it is
  * on PATH (liblzma, 3.3x faster than the WebAssembly xz-embedded of `xz-decompress` on librocsparse0's
  * data.tar.xz), else `xz-decompress`; bzip2 from the `bzip2` program. A decoder program runs as a child
- * process fed through a pipe, so it decodes on the second core while this one walks.
- * `OFFLOAD_KIT_XZ=wasm` forces the WebAssembly xz decoder.
+ * process fed through a pipe, so it decodes on the second core while this one walks; xz 5.4 and later
+ * decodes a multi-block stream on threads of its own (`-T0`, memory capped), as dpkg-deb does. A
+ * program's output is read into one reused buffer (`pipeChunks`). `OFFLOAD_KIT_XZ=wasm` forces the
+ * WebAssembly xz decoder.
  *
  * The spooler keeps a member in memory up to `SPOOL_MEMORY_LIMIT` (16 MiB) and in a temporary file
  * (under os.tmpdir(), removed when the member is done) beyond that; a member larger than its declared
@@ -28,6 +30,7 @@ import { concatBytes } from "../../formats/bytes.js";
 
 // Loaded when a decoder program is first run (start-up cost, as src/node/builtins.ts explains).
 const childProcess = (): typeof import("node:child_process") => createRequire(import.meta.url)("node:child_process");
+const netModule = (): typeof import("node:net") => createRequire(import.meta.url)("node:net");
 
 /** How much input node:zlib gets per write, and how much output per chunk. */
 const TRANSFORM_PIECE = 64 * 1024;
@@ -39,6 +42,33 @@ const SPOOL_WRITE_SIZE = 1 << 20;
 export const SPOOL_MEMORY_LIMIT = 16 * 1024 * 1024;
 
 const programs = new Map<string, string | undefined>();
+
+/**
+ * Decoding memory allowed to the xz program's threads (its --memlimit-mt-decompress): two threads on
+ * librocsparse0's data.tar.xz (53 blocks of 24 MiB) fit in it (peak RSS 75 MiB; 123 MiB without a limit,
+ * measured), so the peak of the whole process stays under 128 MiB.
+ */
+const XZ_THREAD_MEMORY = "80MiB";
+let xzThreadArgs: readonly string[] | undefined;
+
+/**
+ * `-T0` and its memory limit when the xz program decodes in threads (5.4 and later; a multi-block file,
+ * as dpkg-deb writes since 1.21, decodes on both cores: dpkg-deb itself does so), else nothing.
+ */
+function xzThreads(path: string): readonly string[] {
+  if (xzThreadArgs === undefined) {
+    let version = "";
+    try {
+      version = childProcess().execFileSync(path, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    } catch {
+      // An xz that cannot say its version decodes as before, on one thread.
+    }
+    const match = /(\d+)\.(\d+)\.\d+/.exec(version);
+    const threaded = match !== null && (Number(match[1]) > 5 || (Number(match[1]) === 5 && Number(match[2]) >= 4));
+    xzThreadArgs = threaded ? ["-T0", `--memlimit-mt-decompress=${XZ_THREAD_MEMORY}`] : [];
+  }
+  return xzThreadArgs;
+}
 
 /** The full path of a program on PATH, or undefined. */
 function program(name: string): string | undefined {
@@ -93,13 +123,94 @@ async function* drain(readable: NodeJS.ReadableStream & { destroy(): void }): As
   }
 }
 
+/** Resolves when `stream` has consumed `chunk` (its write callback); rejects with the write's error. */
+function written(stream: NodeJS.WritableStream, chunk: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(chunk, (error?: Error | null) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** How much one read of a decoder program's output may take (a pipe gives at most what it holds, 64 KiB or more). */
+const PIPE_READ_SIZE = 1 << 20;
+
+/**
+ * A decoder program's output, read into one reused buffer (net.Socket's `onread`): each chunk is a view
+ * valid until the next one is asked for, so whoever keeps bytes copies them (the spooler, the capture of
+ * src/inspect/stream-locate.ts and the tar reader do; the decoders' feeders above copy what they write).
+ * Node's own reads allocate a fresh 64 KiB Buffer each: 1.31 GB of garbage for librocsparse0's
+ * data.tar.xz, which held a process reading it at 100 MiB RSS against 53 MiB with one buffer, and cost
+ * 0.55 s of CPU against 0.26 s (`cat` of the decoded tar through a pipe, Node 20, measured). The
+ * stream's handle is taken over from the child's stdout at once, before any read; without one (never
+ * seen in Node 20 and 24) the stream is read as before.
+ */
+async function* pipeChunks(stdout: NodeJS.ReadableStream & { destroy(): void; _handle?: unknown }): AsyncGenerator<Uint8Array> {
+  const handle = stdout._handle;
+  if (handle === undefined || handle === null) {
+    yield* drain(stdout);
+    return;
+  }
+  // The child's own stdout object must not start the handle reading again: on the child's exit node
+  // resumes every readable stdio stream (flushStdio), which could read into the buffer while a chunk
+  // handed out may still be in use.
+  (stdout as { readable: boolean }).readable = false;
+  const buffer = new Uint8Array(PIPE_READ_SIZE);
+  let filled = 0;
+  let ended = false;
+  let failure: { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  // `handle` is an option of net.Socket that @types/node does not list.
+  const socket = new (netModule().Socket)({
+    handle,
+    readable: true,
+    writable: false,
+    onread: {
+      buffer,
+      callback: (n: number) => {
+        filled = n;
+        wake?.();
+        // Paused until the chunk has been handed on and the next one is asked for.
+        return false;
+      },
+    },
+  } as import("node:net").SocketConstructorOpts);
+  socket.on("end", () => {
+    ended = true;
+    wake?.();
+  });
+  socket.on("error", (error: unknown) => {
+    failure = { error };
+    wake?.();
+  });
+  try {
+    for (;;) {
+      if (filled > 0) {
+        const n = filled;
+        filled = 0;
+        yield buffer.subarray(0, n);
+        socket.resume();
+        continue;
+      }
+      if (failure !== undefined) throw failure.error;
+      if (ended) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+  } finally {
+    socket.destroy();
+  }
+}
+
 async function* throughTransform(transform: Transform, input: AsyncIterable<Uint8Array>, label: string): AsyncGenerator<Uint8Array> {
   let inputError: unknown;
   const feeding = (async () => {
     for await (const chunk of input) {
       // Fed in pieces, so what a piece decodes to is handed on before a later piece can fail the stream.
       for (let at = 0; at < chunk.length; at += TRANSFORM_PIECE) {
-        if (!transform.write(chunk.subarray(at, at + TRANSFORM_PIECE))) await once(transform, "drain");
+        // Each piece consumed before the next is asked for: the chunk may be a view of a buffer its
+        // producer reuses (pipeChunks), so it must not wait in the transform's queue.
+        await written(transform, chunk.subarray(at, at + TRANSFORM_PIECE));
       }
     }
     transform.end();
@@ -123,9 +234,14 @@ async function* throughProgram(path: string, args: readonly string[], input: Asy
   child.stderr.on("data", (d: Buffer) => {
     if (stderr.length < 4096) stderr += d.toString();
   });
+  const stderrClosed = once(child.stderr, "close").catch(() => {});
+  // 'exit', then stderr's end: 'close' waits for a stdout that pipeChunks has taken over and may never come.
   const exited = new Promise<number | null>((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code) => resolve(code));
+    child.on("exit", (code) => resolve(code));
+  }).then(async (code) => {
+    await stderrClosed;
+    return code;
   });
   exited.catch(() => {});
   // The program may stop reading early (corrupt data): its stdin then fails with EPIPE, which is not our error.
@@ -150,7 +266,9 @@ async function* throughProgram(path: string, args: readonly string[], input: Asy
           await iterator.return?.();
           return;
         }
-        if (!child.stdin.write(next.value)) await Promise.race([once(child.stdin, "drain"), exited]);
+        // Written out before the next is asked for: the chunk may be a view of a buffer its producer
+        // reuses (pipeChunks), so it must not wait in the stream's queue.
+        await Promise.race([written(child.stdin, next.value), exited]);
       }
     } catch {
       // The write side failed (see above).
@@ -160,7 +278,7 @@ async function* throughProgram(path: string, args: readonly string[], input: Asy
   })();
   let finished = false;
   try {
-    yield* drain(child.stdout);
+    yield* pipeChunks(child.stdout);
     const code = await exited.catch((e: unknown) => {
       throw new OffloadKitError("DECODER_MISSING", `could not run ${path} to decode ${label} (${e instanceof Error ? e.message : String(e)})`);
     });
@@ -200,7 +318,7 @@ export function nodeDecoders(env: Readonly<Record<string, string | undefined>> =
         }
         case "xz": {
           const xz = env.OFFLOAD_KIT_XZ === "wasm" ? undefined : program("xz");
-          return xz === undefined ? xzWasm(input) : throughProgram(xz, ["-dcq"], input, "xz");
+          return xz === undefined ? xzWasm(input) : throughProgram(xz, ["-dcq", ...xzThreads(xz)], input, "xz");
         }
         case "bzip2": {
           const bzip2 = program("bzip2");

@@ -1,0 +1,327 @@
+// Locating a member as it streams (src/inspect/stream-locate.ts): the answer equals the spooled member's,
+// for ELF files laid out in odd orders, whatever the chunking of the decoded stream; members the capture
+// cannot answer for are decoded again and spooled (never guessed), and those it does not take are spooled
+// as before.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { bytesSource } from "../../src/engine/source.js";
+import { writeBinaryBundle } from "../../src/formats/bundle.js";
+import { captureMember, isCaptureMiss } from "../../src/inspect/stream-locate.js";
+import { nodeDecoders } from "../../src/packages/node/io.js";
+import { memorySpooler } from "../../src/packages/decoders.js";
+import type { Decoders, Spooler } from "../../src/packages/decoders.js";
+import { walkPackage } from "../../src/packages/walk.js";
+import type { PackageProblem } from "../../src/packages/walk.js";
+import { scratchDir } from "../cli/harness.js";
+import { haveTools, located, tarEntry, tarOf, tool } from "./build.js";
+
+type Part =
+  | { readonly name: string; readonly bytes?: Uint8Array; readonly type?: number }
+  | { readonly table: true };
+
+const SHT_PROGBITS = 1;
+const SHT_STRTAB = 3;
+
+/** A little-endian ELF64 file whose sections and section table lie in the order given (`.shstrtab` filled in). */
+function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8Array {
+  const sections = parts.filter((p): p is Exclude<Part, { table: true }> => !("table" in p));
+  let names = "\0";
+  const nameOffsets = sections.map((s) => {
+    const at = names.length;
+    names += `${s.name}\0`;
+    return at;
+  });
+  const contents = sections.map((s) => (s.name === ".shstrtab" ? new TextEncoder().encode(names) : s.bytes ?? new Uint8Array(0)));
+  const tableSize = (sections.length + 1) * 64;
+  const offsets: number[] = [];
+  let tableOffset = 0;
+  let position = 64;
+  let k = 0;
+  for (const part of parts) {
+    position = Math.ceil(position / 8) * 8;
+    if ("table" in part) {
+      tableOffset = position;
+      if (!options.noTable) position += tableSize;
+    } else {
+      offsets.push(position);
+      position += contents[k++]!.length;
+    }
+  }
+  const out = new Uint8Array(position);
+  const view = new DataView(out.buffer);
+  out.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]);
+  view.setUint16(16, 3, true);
+  view.setUint16(18, 62, true);
+  view.setUint32(20, 1, true);
+  view.setUint16(52, 64, true);
+  view.setUint16(58, 64, true);
+  if (!options.noTable) {
+    view.setBigUint64(40, BigInt(tableOffset), true);
+    view.setUint16(60, sections.length + 1, true);
+    view.setUint16(62, sections.findIndex((s) => s.name === ".shstrtab") + 1, true);
+  }
+  sections.forEach((s, i) => {
+    out.set(contents[i]!, offsets[i]!);
+    if (options.noTable) return;
+    const at = tableOffset + (i + 1) * 64;
+    view.setUint32(at, nameOffsets[i]!, true);
+    view.setUint32(at + 4, s.type ?? (s.name === ".shstrtab" ? SHT_STRTAB : SHT_PROGBITS), true);
+    view.setBigUint64(at + 24, BigInt(offsets[i]!), true);
+    view.setBigUint64(at + 32, BigInt(contents[i]!.length), true);
+  });
+  return out;
+}
+
+/** Bytes that hold no magic (a counter pattern). */
+function filler(size: number, seed = 1): Uint8Array {
+  const out = new Uint8Array(size);
+  for (let i = 0; i < size; i++) out[i] = (i * 7 + seed) & 0x7f;
+  return out;
+}
+
+const MAGIC = new TextEncoder().encode("__CLANG_OFFLOAD_BUNDLE__");
+
+/** A payload with the bundle magic inside it (payloads are never searched). */
+function payload(size: number, seed: number): Uint8Array {
+  const out = filler(size, seed);
+  out.set(MAGIC, size >> 1);
+  return out;
+}
+
+/** A `.hip_fatbin` section: two bundles, each starting at a 4096 boundary as the toolchain places them. */
+function fatbin(): Uint8Array {
+  const one = writeBinaryBundle([{ id: "host-x86_64-unknown-linux-gnu-", data: new Uint8Array(0) }, { id: "hipv4-amdgcn-amd-amdhsa--gfx90a", data: payload(70_000, 3) }], 4096);
+  const two = writeBinaryBundle([{ id: "host-x86_64-unknown-linux-gnu-", data: new Uint8Array(0) }, { id: "hipv4-amdgcn-amd-amdhsa--gfx1030", data: payload(50_000, 5) }], 4096);
+  const out = new Uint8Array(Math.ceil(one.length / 4096) * 4096 + two.length);
+  out.set(one);
+  out.set(two, Math.ceil(one.length / 4096) * 4096);
+  return out;
+}
+
+/** A `.rodata` holding a whole valid bundle: data, not device code (the locator's honest verdict), never reported. */
+function rodataWithBundle(size = 20_000): Uint8Array {
+  const out = filler(size, 9);
+  const bundle = writeBinaryBundle([{ id: "hipv4-amdgcn-amd-amdhsa--gfx900", data: filler(3000, 11) }]);
+  out.set(bundle, 1000);
+  out.set(MAGIC, 8000);
+  return out;
+}
+
+/** The decoder's output cut into pieces of awkward sizes (a magic or header across every kind of boundary). */
+function rechunked(decoders: Decoders, sizes: readonly number[]): Decoders {
+  return {
+    ...decoders,
+    async *decode(method, input) {
+      let k = 0;
+      for await (const chunk of decoders.decode(method, input)) {
+        for (let at = 0; at < chunk.length;) {
+          const n = Math.min(sizes[k++ % sizes.length]!, chunk.length - at);
+          yield chunk.subarray(at, at + n);
+          at += n;
+        }
+      }
+    },
+  };
+}
+
+interface Run {
+  readonly members: Map<string, unknown>;
+  readonly streamed: number;
+  readonly spooled: number;
+}
+
+async function walkGz(file: Uint8Array, options: { stream: boolean; sizes?: readonly number[] }): Promise<Run> {
+  const pkg = gzipSync(tarOf([tarEntry("usr/lib/libx.so", file), tarEntry("usr/share/doc/readme", new TextEncoder().encode("text\n"))]));
+  const members = new Map<string, unknown>();
+  let spooled = 0;
+  const memory = memorySpooler();
+  const spooler: Spooler = {
+    spool(chunks, size, name) {
+      spooled++;
+      return memory.spool(chunks, size, name);
+    },
+  };
+  const decoders = options.sizes === undefined ? nodeDecoders() : rechunked(nodeDecoders(), options.sizes);
+  const walk = await walkPackage(bytesSource(pkg), "pkg.tar.gz", {
+    decoders,
+    spooler,
+    onMember: ({ path, source }) => {
+      members.set(path.slice(1).join("!"), located(source));
+    },
+    ...(options.stream ? { streamMembers: { minSize: 1024, start: captureMember, missed: isCaptureMiss } } : {}),
+  });
+  expect(walk).toBeDefined();
+  return { members, streamed: walk!.streamed, spooled };
+}
+
+const CHUNKINGS: readonly (readonly number[] | undefined)[] = [undefined, [1, 3, 17, 4099, 65_536], [23, 24, 25], [4096]];
+
+async function expectSameAsSpooled(file: Uint8Array, streamed: 0 | 1): Promise<Map<string, unknown>> {
+  const spooled = await walkGz(file, { stream: false });
+  expect(spooled.streamed).toBe(0);
+  for (const sizes of CHUNKINGS) {
+    const run = await walkGz(file, { stream: true, sizes });
+    expect(run.members, `chunks ${sizes?.join(",") ?? "as decoded"}`).toEqual(spooled.members);
+    expect(run.streamed).toBe(streamed);
+  }
+  return spooled.members;
+}
+
+function bundlesOf(members: Map<string, unknown>, key = "usr/lib/libx.so"): { section?: string; entries: { id: string }[] }[] {
+  return (members.get(key) as { bundles: { section?: string; entries: { id: string }[] }[] }).bundles;
+}
+
+describe("locating a streamed member", () => {
+  it("the usual layout (sections, names, then the table): streamed, the same finds, only in .hip_fatbin", async () => {
+    const file = elf([
+      { name: ".text", bytes: filler(200_000) },
+      { name: ".rodata", bytes: rodataWithBundle() },
+      { name: ".hip_fatbin", bytes: fatbin() },
+      { name: ".data", bytes: filler(5000, 2) },
+      { name: ".shstrtab" },
+      { table: true },
+    ]);
+    const members = await expectSameAsSpooled(file, 1);
+    const bundles = bundlesOf(members);
+    expect(bundles.map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+    expect(bundles.flatMap((b) => b.entries.map((e) => e.id))).not.toContain("hipv4-amdgcn-amd-amdhsa--gfx900");
+  });
+
+  it("the section table before the sections, names after it: streamed", async () => {
+    const file = elf([{ table: true }, { name: ".hip_fatbin", bytes: fatbin() }, { name: ".rodata", bytes: rodataWithBundle() }, { name: ".shstrtab" }]);
+    await expectSameAsSpooled(file, 1);
+  });
+
+  it("the offload section after the table: streamed", async () => {
+    const file = elf([{ name: ".text", bytes: filler(30_000) }, { name: ".shstrtab" }, { table: true }, { name: ".hip_fatbin", bytes: fatbin() }]);
+    await expectSameAsSpooled(file, 1);
+  });
+
+  it("an ELF file without offload sections: streamed, nothing found although .rodata holds a bundle", async () => {
+    const file = elf([{ name: ".rodata", bytes: rodataWithBundle() }, { name: ".shstrtab" }, { table: true }]);
+    const members = await expectSameAsSpooled(file, 1);
+    expect(bundlesOf(members)).toEqual([]);
+  });
+
+  it("section names more than 1 MiB before the table: not kept, so decoded again and spooled, the same answer", async () => {
+    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".debug_info", bytes: filler(1_200_000) }, { table: true }]);
+    await expectSameAsSpooled(file, 0);
+  });
+
+  it("a bundle in .rodata whose payloads would cover .hip_fatbin: the hop is not trusted, the same answer", async () => {
+    // The stray bundle declares a payload running over the fat binary section that follows it.
+    const stray = writeBinaryBundle([{ id: "hipv4-amdgcn-amd-amdhsa--gfx900", data: filler(200_000, 4) }]);
+    const rodata = stray.subarray(0, stray.length - 199_000);
+    const file = elf([{ name: ".rodata", bytes: rodata }, { name: ".hip_fatbin", bytes: fatbin() }, { name: ".tail", bytes: filler(300_000, 6) }, { name: ".shstrtab" }, { table: true }]);
+    const members = await expectSameAsSpooled(file, 0);
+    expect(bundlesOf(members).map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+  });
+
+  it("an ELF file without a section table is spooled as before (walked whole)", async () => {
+    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".rodata", bytes: rodataWithBundle() }, { name: ".shstrtab" }, { table: true }], { noTable: true });
+    const members = await expectSameAsSpooled(file, 0);
+    // Walked whole: the .rodata bundle is found too.
+    expect(bundlesOf(members).length).toBe(3);
+  });
+
+  it("a member that is not ELF is spooled as before", async () => {
+    await expectSameAsSpooled(fatbin(), 0);
+  });
+});
+
+describe("MemberCapture", () => {
+  it("reads only what it kept: a payload byte, or a search over a stretch hopped over, is a CaptureMiss", () => {
+    const section = fatbin();
+    // Over 1 MiB of other sections between, so that the bytes kept before the table do not reach the payloads.
+    const file = elf([{ name: ".hip_fatbin", bytes: section }, { name: ".text", bytes: filler(1_100_000) }, { name: ".shstrtab" }, { table: true }]);
+    const capture = captureMember(file.subarray(0, 1024), file.length)!;
+    expect(capture).toBeDefined();
+    for (let at = 0; at < file.length; at += 10_000) capture.push(file.subarray(at, at + 10_000));
+    const source = capture.finish();
+    // The first bundle's header is kept (it starts the section, 8-aligned after the 64-byte ELF header).
+    const header = new Uint8Array(24);
+    expect(source.read(header, 64)).toBe(24);
+    expect(header).toEqual(MAGIC);
+    // Its payload (the magic planted in its middle included) is not.
+    const inPayload = 64 + 4096 + 35_000;
+    expect(() => source.read(new Uint8Array(24), inPayload)).toThrow(/not kept/);
+    expect(isCaptureMiss((() => { try { source.read(new Uint8Array(1), inPayload); } catch (e) { return e; } })())).toBe(true);
+    expect(() => source.nextMagic(inPayload - 100, inPayload + 100)).toThrow(/not kept/);
+    // From the section's start the next magic is the first bundle, from just past it the second.
+    expect(source.nextMagic(64, 64 + section.length)).toEqual({ at: 64, kind: "bundle" });
+  });
+
+  it("does not take a member that is not an ELF file with a section table", () => {
+    expect(captureMember(fatbin().subarray(0, 1024), 200_000)).toBeUndefined();
+    const noTable = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { table: true }], { noTable: true });
+    expect(captureMember(noTable.subarray(0, 1024), noTable.length)).toBeUndefined();
+  });
+});
+
+describe("a deflated zip member (a wheel's library)", () => {
+  const file = elf([
+    { name: ".text", bytes: filler(200_000) },
+    { name: ".rodata", bytes: rodataWithBundle() },
+    { name: ".hip_fatbin", bytes: fatbin() },
+    { name: ".shstrtab" },
+    { table: true },
+  ]);
+
+  function wheel(): Uint8Array | undefined {
+    if (!haveTools("zip")) return undefined;
+    const dir = scratchDir("offload-kit-stream-zip-");
+    mkdirSync(join(dir, "pkg/lib"), { recursive: true });
+    writeFileSync(join(dir, "pkg/lib/libx.so"), file);
+    return tool("zip", ["-q", "-6", "-r", "-", "pkg"], { cwd: dir });
+  }
+
+  /** The zip with the library's declared uncompressed size (central directory) changed by `delta`. */
+  function lying(zip: Uint8Array, delta: number): Uint8Array {
+    const out = zip.slice();
+    const view = new DataView(out.buffer);
+    for (let at = 0; at + 46 <= out.length; at++) {
+      if (view.getUint32(at, true) === 0x02014b50 && view.getUint32(at + 24, true) === file.length) view.setUint32(at + 24, file.length + delta, true);
+    }
+    return out;
+  }
+
+  async function walkZip(zip: Uint8Array, stream: boolean) {
+    const members = new Map<string, unknown>();
+    const problems: PackageProblem[] = [];
+    const walk = await walkPackage(bytesSource(zip), "x.whl", {
+      decoders: nodeDecoders(),
+      spooler: memorySpooler(),
+      onMember: ({ path, source }) => {
+        members.set(path.slice(1).join("!"), located(source));
+      },
+      onProblem: (p) => problems.push(p),
+      ...(stream ? { streamMembers: { minSize: 1024, start: captureMember, missed: isCaptureMiss } } : {}),
+    });
+    return { members, problems, streamed: walk!.streamed };
+  }
+
+  it("is located as it inflates, as when spooled", async () => {
+    const zip = wheel();
+    if (zip === undefined) return;
+    const spooled = await walkZip(zip, false);
+    const streamed = await walkZip(zip, true);
+    expect(streamed.streamed).toBe(1);
+    expect(spooled.streamed).toBe(0);
+    expect(streamed.members).toEqual(spooled.members);
+    expect(streamed.problems).toEqual([]);
+    expect(bundlesOf(streamed.members, "pkg/lib/libx.so").map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+  });
+
+  it.each([["more", -100], ["fewer", 100]])("inflating to %s bytes than declared: the same problem as when spooled", async (_label, delta) => {
+    const zip = wheel();
+    if (zip === undefined) return;
+    const bad = lying(zip, delta);
+    const spooled = await walkZip(bad, false);
+    const streamed = await walkZip(bad, true);
+    expect(spooled.problems.length).toBe(1);
+    expect(streamed.problems).toEqual(spooled.problems);
+    expect(streamed.members).toEqual(spooled.members);
+  });
+});
