@@ -10,8 +10,7 @@
  * Compressed bundles compare as prune's test does: byte-exact where this Node's libzstd writes what LLVM's
  * does, else the same header and the same plain bundle inside.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,66 +22,16 @@ import { bytesSource } from "../../src/engine/source.js";
 import { loadNodeCodecs } from "../../src/compress/node/codecs.js";
 import type { Codecs } from "../../src/compress/codecs.js";
 import { replaceWith, transformWith } from "../../src/prune/index.js";
-import { rng } from "../engines.js";
 import { hasNative, nativeTool } from "../native.js";
+import { HOST, NATIVE_BUNDLER as NATIVE, bundler, generatedBundles, run } from "./generated-bundles.js";
 
-const NATIVE = "clang-offload-bundler-19";
 const PACKAGER = "clang-offload-packager-19";
 const available = hasNative(NATIVE) && hasNative("llvm-ar-19") && hasNative("clang-19") && hasNative("llvm-objcopy-19") && hasNative(PACKAGER);
 const root = mkdtempSync(join(tmpdir(), "offload-kit-replace-diff-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const HOST = "host-x86_64-unknown-linux-gnu";
-const DEVICES = [
-  "hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "hip-amdgcn-amd-amdhsa--gfx90a:xnack-",
-  "hipv4-amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-", "hip-amdgcn-amd-amdhsa--gfx1100", "hip-amdgcn-amd-amdhsa--gfx1030",
-  "openmp-nvptx64-nvidia-cuda--sm_70", "hip-amdgcn-amd-amdhsa--gfx942",
-];
-
 let codecs: Codecs;
-let counter = 0;
-const next = rng(1717);
-const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)];
-
-function bundler(): string {
-  return realpathSync(nativeTool(NATIVE)!);
-}
-
-function run(tool: string, args: readonly string[], cwd: string): void {
-  const r = spawnSync(tool, args, { cwd, maxBuffer: 1 << 28 });
-  if (r.status !== 0) throw new Error(`${tool} ${args.join(" ")} failed: ${r.stderr.toString()}`);
-}
-
-function dir(): string {
-  const d = join(root, `c${++counter}`);
-  mkdirSync(d);
-  return d;
-}
-
-function shuffled<T>(list: readonly T[]): T[] {
-  const out = [...list];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
-
-function payload(text: boolean, max = 6000): Uint8Array {
-  const size = Math.floor(next() * max);
-  if (!text) return Uint8Array.from({ length: size }, () => Math.floor(next() * 256));
-  const words = ["mov", "add", "s_load", "v_mad", "; note", "ret", "label:", "0x1f"];
-  let s = "";
-  while (s.length < size) s += `${pick(words)} ${Math.floor(next() * 1000)}\n`;
-  return new TextEncoder().encode(s);
-}
-
-/** A target list: one host somewhere among 2-5 device entries. */
-function targetList(): string[] {
-  const devices = shuffled(DEVICES).slice(0, 2 + Math.floor(next() * 4));
-  const at = Math.floor(next() * (devices.length + 1));
-  return [...devices.slice(0, at), HOST, ...devices.slice(at)];
-}
+const { next, pick, dir, payload, targetList } = generatedBundles(1717, root);
 
 function bundleNative(d: string, type: string, ids: readonly string[], inputs: readonly string[], output: string, extra: readonly string[] = []): Buffer {
   run(bundler(), [`-type=${type}`, `-targets=${ids.join(",")}`, ...inputs.map((i) => `-input=${i}`), `-output=${output}`, ...extra], d);
