@@ -146,7 +146,7 @@ export class CompressedSpool {
         const last = headerWhenDone(at, source.size, settings, frames, hasher);
         for (let i = 0; i < frames; i++) {
           const from = i * frameSize;
-          const chunk = new Uint8Array(Math.min(frameSize, source.size - from));
+          const chunk = pool.buffer(Math.min(frameSize, source.size - from));
           readInto(source, chunk, from);
           hasher.update(chunk);
           const first = i === 0;
