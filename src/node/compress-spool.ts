@@ -9,7 +9,8 @@
  *   FRAMES_IN_FLIGHT frames and BYTES_IN_FLIGHT input bytes at once (one frame always), so the peak is
  *   the process itself plus those frames: no worker isolate, no frame copied to another thread.
  * - `compressAll` (Node 20, the WebAssembly libzstd): the worker pool (src/node/compress-pool.ts), two
- *   bundles at once; each worker's WebAssembly memory grows to its largest frame and stays.
+ *   bundles at once, frames read into buffers the workers hand back; each worker's WebAssembly memory
+ *   grows to its largest frame and stays.
  * Figures: the README's prune section and bench/prune.mjs. The file lives in a temporary folder
  * registered with src/process/temporaries.ts, so a signal removes it.
  */
