@@ -90,6 +90,8 @@ class WorkerPool implements FramePool {
   private readonly spare: ArrayBuffer[] = [];
   /** Buffers buffer() handed out: theirs are transferred whole even under a shorter view. */
   private readonly lent = new WeakSet<ArrayBuffer>();
+  /** Tasks whose input is such a buffer (it comes back as a new ArrayBuffer object). */
+  private readonly lentTasks = new Set<number>();
   private nextSeq = 0;
   private nextEmit = 0;
   private started = 0;
@@ -131,7 +133,9 @@ class WorkerPool implements FramePool {
     target.busy++;
     const task: FrameTask = { seq, op, chunk, arg };
     const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
-    const transfer = whole || this.lent.has(chunk.buffer as ArrayBuffer);
+    const lent = this.lent.has(chunk.buffer as ArrayBuffer);
+    if (lent) this.lentTasks.add(seq);
+    const transfer = whole || lent;
     target.port.postMessage(task, transfer ? [chunk.buffer as ArrayBuffer] : []);
     this.collect(false);
   }
@@ -153,7 +157,8 @@ class WorkerPool implements FramePool {
             throw new CodecError(reply.error);
           }
           this.ready.set(reply.seq, reply.frame);
-          if (reply.input !== undefined) this.keep(reply.input.buffer as ArrayBuffer);
+          // Only buffers buffer() lent: a caller that allocates its own (CompressingWriter) never asks again.
+          if (this.lentTasks.delete(reply.seq) && reply.input !== undefined) this.keep(reply.input.buffer as ArrayBuffer);
         }
       }
       this.emitReady();
