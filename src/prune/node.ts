@@ -18,10 +18,12 @@ import { engine } from "../engine/select.js";
 import type { ByteSource } from "../engine/source.js";
 import { CompressingWriter } from "../compress/node/compress.js";
 import { CompressedSpool } from "../compress/node/compress-spool.js";
+import type { BundleToCompress } from "../compress/node/compress-spool.js";
 import { copyRange } from "../node/copy.js";
 import { fileError } from "../node/errors.js";
 import { FileSource } from "../node/file-source.js";
 import { withOutputs } from "../node/output.js";
+import { useNativeZstd } from "../compress/node/zstd-native.js";
 import type { OutputFile } from "../node/output.js";
 import type { PlannedEdit } from "./index.js";
 import { withBundleCompressor } from "./linked-elf.js";
@@ -147,12 +149,96 @@ function writePlan(plan: OutputPlan, source: ByteSource, out: OutputFile): void 
   }
 }
 
-/** Runs `plan` with a spool for the fat binaries it compresses; the spool is closed by the caller after writing. */
-function planSpooled<P>(plan: () => P, spool: { current?: CompressedSpool }): P {
+/**
+ * Runs `plan` with a spool for the fat binaries it compresses; the spool is closed by the caller after
+ * writing. Fat binaries compressed ahead (compressAhead) are used when the plan asks for the same ones.
+ */
+function planSpooled<P>(plan: () => P, spool: { current?: CompressedSpool }, ahead?: CompressedAhead): P {
   return withBundleCompressor((bundles) => {
+    if (ahead !== undefined && ahead.sizes.length === bundles.length && ahead.sizes.every((size, i) => size === bundles[i].source.size)) return ahead.results;
     spool.current ??= new CompressedSpool();
     return spool.current.compressAll(bundles);
   }, plan);
+}
+
+/** One input's fat binaries, compressed before its plan ran: their sizes, and sources over the results. */
+interface CompressedAhead {
+  readonly sizes: readonly number[];
+  readonly results: ByteSource[];
+}
+
+/** Fat binaries compressed ahead, per input; `close` removes their spools (after editFiles). */
+export interface CompressedAheads {
+  readonly byInput: ReadonlyMap<string, CompressedAhead>;
+  close(): void;
+}
+
+/** What stops a plan once it has handed its fat binaries to the compressor (compressAhead only wants the list). */
+const LISTED = Symbol("fat binaries listed");
+
+/**
+ * Compresses every linked library's fat binaries before editFiles plans anything, with libzstd on libuv's
+ * thread pool (src/compress/node/compress-spool.ts `compressAllAsync`: no worker threads), where node:zlib has zstd;
+ * elsewhere it does nothing and editFiles compresses on worker threads. Each input's plan runs once to
+ * list them (stopped when it hands them over); editFiles then plans again and gets these results. Anything
+ * that fails here is left for editFiles to meet again and report as it always does: an unreadable input,
+ * a plan that fails, a destination that cannot be written, a compression error.
+ */
+export async function compressAhead<P extends PlannedEdit>(
+  inputs: readonly string[],
+  destination: Destination,
+  plan: (source: ByteSource, name: string) => P,
+): Promise<CompressedAheads> {
+  const byInput = new Map<string, CompressedAhead>();
+  const spools: CompressedSpool[] = [];
+  const close = () => {
+    for (const spool of spools.splice(0)) spool.close();
+  };
+  if (!useNativeZstd()) return { byInput, close };
+  try {
+    destinations(inputs, destination);
+  } catch {
+    return { byInput, close };
+  }
+  try {
+    for (const input of new Set(inputs)) {
+      // Only regular files: reading a pipe here would leave nothing for editFiles.
+      let regular = false;
+      try {
+        regular = statSync(input).isFile();
+      } catch {
+        // editFiles reports it.
+      }
+      if (!regular) continue;
+      const source = FileSource.open(input);
+      try {
+        let listed: readonly BundleToCompress[] | undefined;
+        try {
+          withBundleCompressor((bundles) => {
+            listed = bundles;
+            throw LISTED;
+          }, () => plan(source, input));
+        } catch (e) {
+          if (e !== LISTED) continue;
+        }
+        if (listed === undefined || listed.length === 0) continue;
+        const spool = new CompressedSpool();
+        spools.push(spool);
+        try {
+          const results = await spool.compressAllAsync(listed);
+          byInput.set(input, { sizes: listed.map((b) => b.source.size), results });
+        } catch {
+          // editFiles compresses this input again and reports the failure.
+        }
+      } finally {
+        source.close();
+      }
+    }
+  } catch (e) {
+    close();
+    throw e;
+  }
+  return { byInput, close };
 }
 
 /**
@@ -166,6 +252,8 @@ export function editFiles<P extends PlannedEdit>(
   plan: (source: ByteSource, name: string) => P,
   /** Runs after every input is edited and before anything is renamed into place; throwing discards every output. */
   check?: (edits: readonly FileEdit<P>[]) => void,
+  /** Fat binaries compressed before planning (compressAhead); the caller closes them. */
+  ahead?: CompressedAheads,
 ): FileEdit<P>[] {
   const outputs = destinations(inputs, destination);
   if (destination.kind === "dry-run") {
@@ -175,7 +263,7 @@ export function editFiles<P extends PlannedEdit>(
       try {
         source = openInput(input, false).source;
         const opened = source;
-        const planned = planSpooled(() => plan(opened, input), spool);
+        const planned = planSpooled(() => plan(opened, input), spool, ahead?.byInput.get(input));
         const p = planned.plan;
         const outputSize = p === undefined ? source.size : p.compress === undefined ? p.size : materialize(p, source, codecs).length;
         return { input, output: undefined, planned, outputSize };
@@ -199,7 +287,7 @@ export function editFiles<P extends PlannedEdit>(
       try {
         let planned: P;
         try {
-          planned = planSpooled(() => plan(source, input), spool);
+          planned = planSpooled(() => plan(source, input), spool, ahead?.byInput.get(input));
         } catch (e) {
           throw withName(input, e);
         }

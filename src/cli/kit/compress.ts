@@ -5,7 +5,12 @@
  */
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { planTransform } from "../../prune/index.js";
-import { editFiles } from "../../prune/node.js";
+import { compressAhead, editFiles } from "../../prune/node.js";
+import type { CompressedAheads, Destination } from "../../prune/node.js";
+import type { PlannedEdit } from "../../prune/index.js";
+import type { ByteSource } from "../../engine/source.js";
+import type { Codecs } from "../../compress/codecs.js";
+import type { CliIO } from "../io.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
 import { listValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
@@ -30,8 +35,27 @@ export async function runTransform(operation: "compress" | "decompress", values:
     version = format === "2" ? 2 : 3;
   }
   const codecs = await loadNodeCodecs();
+  const plan = (source: ByteSource, input: string) => planTransform(source, { version, level, codecs, name: input }, operation);
+  // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
+  const ahead = operation === "compress" ? await compressAhead(files, destination, plan) : undefined;
+  try {
+    return runEdits(operation, files, destination, codecs, plan, ahead, { name, io, json, dryRun, report });
+  } finally {
+    ahead?.close();
+  }
+}
+
+function runEdits(
+  operation: "compress" | "decompress",
+  files: readonly string[],
+  destination: Destination,
+  codecs: Codecs,
+  plan: (source: ByteSource, input: string) => PlannedEdit,
+  ahead: CompressedAheads | undefined,
+  { name, io, json, dryRun, report }: { name: string; io: CliIO; json: boolean; dryRun: boolean; report: (text: string) => void },
+): number {
   return runGuarded(io, name, () => {
-    const edits = editFiles(files, destination, codecs, (source, input) => planTransform(source, { version, level, codecs, name: input }, operation));
+    const edits = editFiles(files, destination, codecs, plan, undefined, ahead);
     if (json) {
       report(`${JSON.stringify({ operation, dryRun, files: edits.map(editJson) }, null, 2)}\n`);
     } else {

@@ -17,6 +17,12 @@ import { workerThreadsModule } from "../../node/builtins.js";
 export type FrameOp = "compress" | "decompress";
 
 export interface FramePool {
+  /**
+   * A buffer of `size` bytes for the next chunk to submit: one a worker gave back when one is large enough.
+   * A new array per frame would wait, dead, in the worker until its collector ran (Node 20: the
+   * WebAssembly libzstd copies it in and is done with it).
+   */
+  buffer(size: number): Uint8Array;
   /** Queues `chunk` (its buffer is transferred) for `op`; `done` gets the result, in submission order. */
   submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void;
   /** Waits until `until()` holds or nothing is queued (results are handed on as they come); the workers stay up. */
@@ -45,7 +51,11 @@ export function runFrameTask(op: FrameOp, chunk: Uint8Array, arg: number): Uint8
   return out.byteOffset === 0 && out.byteLength === out.buffer.byteLength ? out : out.slice();
 }
 
-export type FrameReply = { readonly seq: number; readonly frame: Uint8Array } | { readonly seq: number; readonly error: string };
+/** A result, with the task's input handed back (transferred) for the caller to reuse; or an error. */
+export type FrameReply = { readonly seq: number; readonly frame: Uint8Array; readonly input?: Uint8Array } | { readonly seq: number; readonly error: string };
+
+/** Given-back buffers kept for reuse: enough for the next submissions, not a second set of frames in flight. */
+const SPARE_BUFFERS = 2;
 
 /** Frames in flight per worker: one compressing, one queued, so a worker never waits for the caller. */
 const IN_FLIGHT_PER_WORKER = 2;
@@ -57,6 +67,9 @@ function workerUrl(): URL | undefined {
 
 class InThreadPool implements FramePool {
   seconds = 0;
+  buffer(size: number): Uint8Array {
+    return new Uint8Array(size);
+  }
   submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void {
     const t = performance.now();
     const frame = runFrameTask(op, chunk, arg);
@@ -74,6 +87,11 @@ class WorkerPool implements FramePool {
   private readonly workers: { worker: Worker; port: MessagePort; busy: number }[] = [];
   private readonly waiting = new Map<number, (frame: Uint8Array) => void>();
   private readonly ready = new Map<number, Uint8Array>();
+  private readonly spare: ArrayBuffer[] = [];
+  /** Buffers buffer() handed out: theirs are transferred whole even under a shorter view. */
+  private readonly lent = new WeakSet<ArrayBuffer>();
+  /** Tasks whose input is such a buffer (it comes back as a new ArrayBuffer object). */
+  private readonly lentTasks = new Set<number>();
   private nextSeq = 0;
   private nextEmit = 0;
   private started = 0;
@@ -91,6 +109,21 @@ class WorkerPool implements FramePool {
     }
   }
 
+  buffer(size: number): Uint8Array {
+    const fits = this.spare.filter((b) => b.byteLength >= size).sort((a, b) => a.byteLength - b.byteLength)[0];
+    const buffer = fits ?? new ArrayBuffer(size);
+    if (fits !== undefined) this.spare.splice(this.spare.indexOf(fits), 1);
+    this.lent.add(buffer);
+    return new Uint8Array(buffer, 0, size);
+  }
+
+  /** Keeps a given-back buffer, the largest SPARE_BUFFERS of them. */
+  private keep(buffer: ArrayBuffer): void {
+    this.spare.push(buffer);
+    this.spare.sort((a, b) => b.byteLength - a.byteLength);
+    this.spare.length = Math.min(this.spare.length, SPARE_BUFFERS);
+  }
+
   submit(op: FrameOp, chunk: Uint8Array, arg: number, done: (frame: Uint8Array) => void): void {
     if (this.started === 0) this.started = performance.now();
     while (this.workers.every((w) => w.busy >= IN_FLIGHT_PER_WORKER)) this.collect(true);
@@ -100,7 +133,10 @@ class WorkerPool implements FramePool {
     target.busy++;
     const task: FrameTask = { seq, op, chunk, arg };
     const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
-    target.port.postMessage(task, whole ? [chunk.buffer as ArrayBuffer] : []);
+    const lent = this.lent.has(chunk.buffer as ArrayBuffer);
+    if (lent) this.lentTasks.add(seq);
+    const transfer = whole || lent;
+    target.port.postMessage(task, transfer ? [chunk.buffer as ArrayBuffer] : []);
     this.collect(false);
   }
 
@@ -121,6 +157,8 @@ class WorkerPool implements FramePool {
             throw new CodecError(reply.error);
           }
           this.ready.set(reply.seq, reply.frame);
+          // Only buffers buffer() lent: a caller that allocates its own (CompressingWriter) never asks again.
+          if (this.lentTasks.delete(reply.seq) && reply.input !== undefined) this.keep(reply.input.buffer as ArrayBuffer);
         }
       }
       this.emitReady();

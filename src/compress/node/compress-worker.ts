@@ -13,12 +13,18 @@ if (!useNativeZstd()) await loadZstd();
 
 port.on("message", (task: FrameTask) => {
   let reply: FrameReply;
+  const transfer: ArrayBuffer[] = [];
   try {
-    reply = { seq: task.seq, frame: runFrameTask(task.op, task.chunk, task.arg) };
+    const frame = runFrameTask(task.op, task.chunk, task.arg);
+    transfer.push(frame.buffer as ArrayBuffer);
+    // The input goes back for the caller to fill again, rather than waiting here for the collector.
+    const input = task.chunk.buffer !== frame.buffer ? task.chunk : undefined;
+    if (input !== undefined) transfer.push(input.buffer as ArrayBuffer);
+    reply = { seq: task.seq, frame, input };
   } catch (e) {
     reply = { seq: task.seq, error: e instanceof CodecError ? e.message : String(e) };
   }
-  port.postMessage(reply, "frame" in reply ? [reply.frame.buffer as ArrayBuffer] : []);
+  port.postMessage(reply, transfer);
   // Wake the caller, which waits on this counter instead of running an event loop.
   Atomics.add(signal, 0, 1);
   Atomics.notify(signal, 0);
