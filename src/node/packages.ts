@@ -1,9 +1,11 @@
 /**
  * Inputs that may be packages, for the CLI: a file that is a package (src/packages/walk.ts) gives each
  * of its members in turn, named `file!member!...`; any other file is given as itself. Either way `use`
- * sees a ByteSource that stays valid for the call only.
+ * sees a ByteSource that stays valid for the call only. `OFFLOAD_KIT_MAX_DECOMPRESSED` sets the package's
+ * decompression budget (src/packages/budget.ts).
  */
 import type { ByteSource } from "../engine/source.js";
+import { parseDecompressionLimit } from "../packages/budget.js";
 import { memberDisplayPath, walkPackage } from "../packages/walk.js";
 import type { PackageProblem, PackageWalk, WalkOptions } from "../packages/walk.js";
 import { FileSource } from "./file-source.js";
@@ -27,7 +29,7 @@ export interface InputWalk {
 export async function forEachInput(
   path: string,
   use: (item: InputItem) => void | Promise<void>,
-  options: Partial<Pick<WalkOptions, "maxDepth">> = {},
+  options: Partial<Pick<WalkOptions, "maxDepth" | "maxDecompressed">> = {},
 ): Promise<InputWalk> {
   const source = FileSource.open(path);
   try {
@@ -36,6 +38,7 @@ export async function forEachInput(
       decoders: nodeDecoders(),
       spooler: nodeSpooler(),
       maxDepth: options.maxDepth,
+      maxDecompressed: options.maxDecompressed ?? parseDecompressionLimit(process.env.OFFLOAD_KIT_MAX_DECOMPRESSED),
       onMember: (member) => use({ name: memberDisplayPath(member.path), member: member.path.slice(1), source: member.source }),
       onProblem: (problem) => problems.push({ ...problem, name: memberDisplayPath(problem.path) }),
     });

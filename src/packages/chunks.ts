@@ -16,11 +16,19 @@ export async function* sourceChunks(source: ByteSource, start = 0, length = sour
   let position = start;
   const end = start + length;
   while (position < end) {
+    // Filled before it is handed on, however little each read returns: a decoder then sees the same
+    // chunks from any source, so where it fails (and what it decoded first) does not depend on the source.
     const chunk = new Uint8Array(Math.min(SOURCE_CHUNK, end - position));
-    const n = source.read(chunk, position);
-    if (n <= 0) return;
+    let n = 0;
+    while (n < chunk.length) {
+      const got = source.read(chunk.subarray(n), position + n);
+      if (got <= 0) break;
+      n += got;
+    }
+    if (n === 0) return;
     position += n;
     yield n === chunk.length ? chunk : chunk.subarray(0, n);
+    if (n < chunk.length) return;
   }
 }
 

@@ -22,12 +22,16 @@
  * Errors never stop the walk of other members: a member or container that cannot be read becomes a
  * problem naming its path and the offset (in the stream of the container that holds it), and the walk goes
  * on with its siblings. Only a failing read of the input itself, or an error thrown by `onMember`, escapes.
+ *
+ * Every decoded byte counts against the package's decompression budget (src/packages/budget.ts); where it
+ * runs out the walk stops with one problem naming the member being read, after the members already handed on.
  */
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { readExact, sliceSource } from "../engine/source.js";
 import { ChunkReader, sourceChunks, truncated } from "./chunks.js";
 import { isCpio, walkCpio } from "./cpio.js";
+import { DecompressionBudget, DecompressionBudgetError, defaultDecompressionLimit } from "./budget.js";
 import { compressionOf } from "./decoders.js";
 import type { Compression, Decoders, Spooler } from "./decoders.js";
 import { LayerStack, dockerManifests, layerPath, ociManifests } from "./image.js";
@@ -76,6 +80,8 @@ export interface WalkOptions {
   readonly decoders: Decoders;
   readonly spooler: Spooler;
   readonly maxDepth?: number;
+  /** Total decoded bytes allowed for the package, every level counted (default: src/packages/budget.ts's rule). */
+  readonly maxDecompressed?: number;
   /** Each regular member that is not itself a container (and each container past the depth limit). */
   readonly onMember: (member: PackageMember) => void | Promise<void>;
   readonly onProblem?: (problem: PackageProblem) => void;
@@ -137,7 +143,8 @@ class CallerError {
 }
 
 function withOffset(e: unknown, path: readonly string[], fallbackOffset: number): PackageProblem {
-  if (e instanceof CallerError) throw e;
+  // A spent budget ends the whole walk (walkPackage reports it once), like the caller's own errors.
+  if (e instanceof CallerError || e instanceof DecompressionBudgetError) throw e;
   if (isOffloadKitError(e)) return { path, code: e.code, message: e.message, offset: e.offset ?? fallbackOffset };
   throw e;
 }
@@ -145,10 +152,24 @@ function withOffset(e: unknown, path: readonly string[], fallbackOffset: number)
 class Walker {
   readonly summary: PackageWalk;
   private readonly maxDepth: number;
+  readonly budget: DecompressionBudget;
+  /** The member (or container) most recently started: what a decoder is working for when the budget runs out. */
+  private current: readonly string[] = [];
 
-  constructor(private readonly options: WalkOptions, format: PackageFormat) {
+  constructor(private readonly options: WalkOptions, format: PackageFormat, packageSize: number) {
     this.maxDepth = options.maxDepth ?? MAX_PACKAGE_DEPTH;
     this.summary = { format, members: 0, links: 0, containers: 0, spooledToDisk: 0, largestSpooled: 0 };
+    const limit = options.maxDecompressed ?? defaultDecompressionLimit(packageSize);
+    const rule = options.maxDecompressed !== undefined ? "as set" : `the larger of 2 GiB and 100x the ${packageSize}-byte package`;
+    this.budget = new DecompressionBudget(limit, rule);
+  }
+
+  private decode(method: Compression, input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    return this.budget.count(this.options.decoders.decode(method, input), () => this.current);
+  }
+
+  private inflateRaw(input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    return this.budget.count(this.options.decoders.inflateRaw(input), () => this.current);
   }
 
   problem(path: readonly string[], e: unknown, offset: number): void {
@@ -157,6 +178,8 @@ class Walker {
 
   /** A member held at random access: a container to open, or a leaf for the caller. */
   async walkSource(source: ByteSource, path: readonly string[], depth: number): Promise<void> {
+    if (this.budget.failure !== undefined) throw this.budget.failure;
+    this.current = path;
     const head = readExact(source, 0, Math.min(source.size, 1024));
     const format = sniffPackage(head);
     if (format === undefined || depth >= this.maxDepth) {
@@ -180,7 +203,7 @@ class Walker {
         case "tar": return await this.walkTarSource(source, path, depth);
         case "cpio": return await this.walkEntries(walkCpio, ChunkReader.ofSource(source), path, depth);
         case "image": return;
-        default: return await this.walkStream(this.options.decoders.decode(format, sourceChunks(source)), path, depth + 1, format);
+        default: return await this.walkStream(this.decode(format, sourceChunks(source)), path, depth + 1, format);
       }
     } catch (e) {
       this.problem(path, e, 0);
@@ -202,7 +225,7 @@ class Walker {
       }
       if (format !== undefined && format !== "tar" && compressionOf(head) !== undefined && depth < this.maxDepth) {
         this.summary.containers++;
-        return await this.walkStream(this.options.decoders.decode(format as Compression, prepend(head, this.rest(reader))), path, depth + 1, format as Compression);
+        return await this.walkStream(this.decode(format as Compression, prepend(head, this.rest(reader))), path, depth + 1, format as Compression);
       }
       const spooled = await this.spool(prepend(head, this.rest(reader)), undefined, path, method);
       try {
@@ -271,6 +294,7 @@ class Walker {
           continue;
         }
         if (entry.type !== "file" || entry.size === 0) continue;
+        this.current = memberPath;
         try {
           await this.member(reader, entry, memberPath, depth + 1);
         } catch (e) {
@@ -308,6 +332,7 @@ class Walker {
         this.summary.links++;
         continue;
       }
+      this.current = memberPath;
       try {
         await this.zipMember(source, member, memberPath, depth + 1);
       } catch (e) {
@@ -331,7 +356,7 @@ class Walker {
     if (member.size > BOMB_FLOOR && member.size > member.compressedSize * DEFLATE_MAX_RATIO) {
       throw bad("ZIP_BOMB", `declares ${member.size} bytes from ${member.compressedSize} compressed, beyond deflate's ${DEFLATE_MAX_RATIO}:1`, "uncompressed size");
     }
-    const spooled = await this.spool(this.options.decoders.inflateRaw(sourceChunks(source, start, member.compressedSize)), member.size, path, "deflate");
+    const spooled = await this.spool(this.inflateRaw(sourceChunks(source, start, member.compressedSize)), member.size, path, "deflate");
     try {
       if (spooled.source.size !== member.size) throw bad("ZIP_BAD_SIZE", `inflates to ${spooled.source.size} bytes, not the declared ${member.size}`, "uncompressed size");
       await this.walkSource(spooled.source, path, depth);
@@ -372,7 +397,7 @@ class Walker {
     const compression = compressionOf(head);
     const reader = compression === undefined
       ? ChunkReader.ofSource(payload)
-      : ChunkReader.ofStream(this.options.decoders.decode(compression, sourceChunks(payload)));
+      : ChunkReader.ofStream(this.decode(compression, sourceChunks(payload)));
     await this.walkEntries(walkCpio, reader, path, depth + (compression === undefined ? 0 : 1));
   }
 
@@ -435,7 +460,7 @@ class Walker {
         const blob = bytesOf(entry);
         const head = readExact(blob, 0, Math.min(blob.size, 16));
         const compression = compressionOf(head);
-        const reader = compression === undefined ? ChunkReader.ofSource(blob) : ChunkReader.ofStream(this.options.decoders.decode(compression, sourceChunks(blob)));
+        const reader = compression === undefined ? ChunkReader.ofSource(blob) : ChunkReader.ofStream(this.decode(compression, sourceChunks(blob)));
         this.summary.containers++;
         await this.walkEntries(walkTar, reader, [...imagePath, layerName], depth + 1, (member) => {
           const visible = stack.offer(member.name, layer, member.headerOffset, member.type === "directory");
@@ -461,11 +486,15 @@ export async function walkPackage(source: ByteSource, name: string, options: Wal
   const head = readExact(source, 0, Math.min(source.size, 1024));
   const format = sniffPackage(head);
   if (format === undefined) return undefined;
-  const walker = new Walker(options, format);
+  const walker = new Walker(options, format, source.size);
   try {
     await walker.walkSource(source, [name], 0);
   } catch (e) {
-    throw e instanceof CallerError ? e.error : e;
+    if (e instanceof CallerError) throw e.error;
+    if (!(e instanceof DecompressionBudgetError)) throw e;
   }
+  // Reported here, once, even when a catch on the way (an image's index scan) swallowed it.
+  const spent = walker.budget.failure;
+  if (spent !== undefined) options.onProblem?.({ path: spent.where, code: spent.code, message: spent.message, offset: spent.offset ?? 0 });
   return walker.summary;
 }
