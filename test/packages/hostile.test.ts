@@ -236,3 +236,31 @@ describe("extract: hostile member names stay inside --out-dir", () => {
     expect(existsSync("/abs")).toBe(false);
   });
 });
+
+describe("a stream whose check fails at its end (found by `npm run fuzz -- --parser walk`)", () => {
+  it("tar.gz with a bad CRC: every member before the trailer is reported, the stream's failure is a problem", async () => {
+    // Small enough to be one write and one zlib call: the call that read the trailer also decoded everything, and
+    // node:zlib drops a failing call's output, so all members were lost before the trailer was fed on its own.
+    const gz = Buffer.from(gzipSync(tarOf([tarEntry("first/app", app), tarEntry("doc/readme", Buffer.from("text\n"))])));
+    gz[gz.length - 8]! ^= 0xff;
+    const walked = await walkBytes(gz, "crc.tar.gz");
+    expect((walked.members.get("first/app") as { bundles: unknown[] }).bundles.length).toBe(3);
+    expect(walked.members.has("doc/readme")).toBe(true);
+    expect(walked.problems.map((p) => [p.path, p.code])).toEqual([[["crc.tar.gz"], "DECODE_FAILED"]]);
+    expect(walked.problems[0]!.message).toContain("incorrect data check");
+  });
+
+  it("a source answering a few bytes per read gives the decoder the same chunks as one answering all", async () => {
+    const { sourceChunks } = await import("../../src/packages/chunks.js");
+    const bytes = new Uint8Array(3000).map((_, i) => i & 255);
+    const trickle = { size: bytes.length, read: (dest: Uint8Array, at: number) => {
+      const n = Math.min(7, dest.length, bytes.length - at);
+      dest.set(bytes.subarray(at, at + n));
+      return n;
+    } };
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of sourceChunks(trickle)) chunks.push(chunk);
+    expect(chunks.map((c) => c.length)).toEqual([3000]);
+    expect(Buffer.concat(chunks).equals(Buffer.from(bytes))).toBe(true);
+  });
+});
