@@ -106,10 +106,18 @@ const TRAILER_HOLD = 8;
 
 async function* throughTransform(transform: Transform, input: AsyncIterable<Uint8Array>, label: string): AsyncGenerator<Uint8Array> {
   let inputError: unknown;
+  // `event`, or the transform's end either way (its listeners removed, unlike racing two `once`s).
+  const until = (event: string) => new Promise<void>((resolve) => {
+    const done = () => {
+      for (const e of [event, "close", "error"]) transform.off(e, done);
+      resolve();
+    };
+    for (const e of [event, "close", "error"]) transform.on(e, done);
+  });
   const write = async (bytes: Uint8Array) => {
     // Fed in pieces, so what a piece decodes to is handed on before a later piece can fail the stream.
     for (let at = 0; at < bytes.length; at += TRANSFORM_PIECE) {
-      if (!transform.write(bytes.subarray(at, at + TRANSFORM_PIECE))) await Promise.race([once(transform, "drain"), once(transform, "close")]);
+      if (!transform.write(bytes.subarray(at, at + TRANSFORM_PIECE))) await until("drain");
     }
   };
   const feeding = (async () => {
@@ -127,7 +135,7 @@ async function* throughTransform(transform: Transform, input: AsyncIterable<Uint
       transform.write(new Uint8Array(0), () => resolve());
       transform.once("close", resolve);
     });
-    while (transform.readableLength > 0 && !transform.destroyed) await Promise.race([once(transform, "data"), once(transform, "close")]);
+    while (transform.readableLength > 0 && !transform.destroyed) await until("data");
     transform.end(held);
   })().catch((e) => {
     inputError = e;

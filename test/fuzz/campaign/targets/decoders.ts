@@ -2,7 +2,8 @@
  * The stream decoders' wrappers (src/node/package-io.ts, src/browser/packages.ts): node:zlib gzip and raw
  * deflate, xz through the `xz` program and through xz-decompress (WebAssembly), zstd and bzip2 through
  * their programs (node:zlib's zstd on Node >= 22.15), and the browser path's DecompressionStream (which
- * Node has too). The input's first byte picks the decoder; the rest is a stream made by the real encoder,
+ * Node has too), and the TypeScript bzip2 decoder (src/packages/bzip2.ts) checked against `bzip2 -dc`. The
+ * input's first byte picks the decoder; the rest is a stream made by the real encoder,
  * then mutated (cut short, garbage appended, bytes flipped). The stream is fed whole, or in 1-7 byte
  * pieces (chunked), and both must agree. Where node:zlib has a one-shot decoder it is the reference: the
  * Node path must succeed exactly when it does, with the same bytes; the browser path, when it succeeds,
@@ -25,7 +26,7 @@ import { pieces } from "./package-bytes.js";
 /** Output read before a case abandons the stream. */
 const READ_LIMIT = 8 * 1024 * 1024;
 
-type Way = { readonly label: string; readonly platform: "node" | "browser" | "node-wasm"; readonly method: Compression | "deflate" };
+type Way = { readonly label: string; readonly platform: "node" | "browser" | "node-wasm" | "node-js"; readonly method: Compression | "deflate" };
 
 const WAYS: readonly Way[] = [
   { label: "gzip (node:zlib)", platform: "node", method: "gzip" },
@@ -34,6 +35,8 @@ const WAYS: readonly Way[] = [
   { label: "gzip (DecompressionStream)", platform: "browser", method: "gzip" },
   { label: "deflate (DecompressionStream)", platform: "browser", method: "deflate" },
   { label: "xz (browser xz-decompress)", platform: "browser", method: "xz" },
+  { label: "bzip2 (TypeScript, Node)", platform: "node-js", method: "bzip2" },
+  { label: "bzip2 (TypeScript, browser)", platform: "browser", method: "bzip2" },
   { label: "xz (program)", platform: "node", method: "xz" },
   { label: "zstd (program or node:zlib)", platform: "node", method: "zstd" },
   { label: "bzip2 (program)", platform: "node", method: "bzip2" },
@@ -94,16 +97,24 @@ function generate(r: Rand): Sample {
 let node: Decoders | undefined;
 let nodeWasm: Decoders | undefined;
 let browser: Decoders | undefined;
+let nodeJs: Decoders | undefined;
 
 function decodersFor(way: Way): Decoders {
   if (way.platform === "browser") return (browser ??= browserDecoders());
   if (way.platform === "node-wasm") return (nodeWasm ??= nodeDecoders({ ...process.env, OFFLOAD_KIT_XZ: "wasm" }));
+  if (way.platform === "node-js") return (nodeJs ??= nodeDecoders({ ...process.env, OFFLOAD_KIT_BZIP2: "js" }));
   return (node ??= nodeDecoders());
 }
 
 /** One-shot node:zlib result, when zlib decodes this method. */
 function reference(way: Way, stream: Uint8Array): { ok: Uint8Array } | { error: string } | undefined {
   return unwatched(() => {
+    if (way.method === "bzip2" && way.platform !== "node") {
+      // The TypeScript decoder against libbzip2 itself.
+      const run = spawnSync("bzip2", ["-dcq"], { input: stream, maxBuffer: READ_LIMIT });
+      if (run.error !== undefined) return undefined;
+      return run.status === 0 ? { ok: new Uint8Array(run.stdout) } : { error: run.stderr.toString().trim() };
+    }
     try {
       if (way.method === "gzip") return { ok: gunzipSync(stream, { maxOutputLength: READ_LIMIT }) };
       if (way.method === "deflate") return { ok: inflateRawSync(stream, { maxOutputLength: READ_LIMIT }) };
@@ -144,10 +155,10 @@ async function decode(input: Uint8Array, chunked: boolean) {
   const ref = reference(way, stream);
   if (ref !== undefined && !abandoned) {
     const same = "ok" in ref && failure === undefined && length === ref.ok.length && hash.copy().digest("hex") === createHash("sha1").update(ref.ok).digest("hex");
-    if (way.platform === "node" && (failure === undefined) !== ("ok" in ref)) {
+    if ((way.platform === "node" || way.method === "bzip2") && (failure === undefined) !== ("ok" in ref)) {
       throw new Error(`${way.label}: ${failure ? `failed (${failure.message})` : "succeeded"} where node:zlib ${"ok" in ref ? "succeeds" : `fails (${ref.error})`}`);
     }
-    if (failure === undefined && !same) throw new Error(`${way.label}: ${length} bytes decoded, not node:zlib's ${"ok" in ref ? ref.ok.length : "failure"}`);
+    if (failure === undefined && !same) throw new Error(`${way.label}: ${length} bytes decoded, not the reference's ${"ok" in ref ? ref.ok.length : "failure"}`);
   }
   if (failure !== undefined) throw failure;
   return { way: way.label, length, abandoned, sha1: hash.digest("hex") };
@@ -165,5 +176,6 @@ export const decodersTarget: FuzzTarget = {
   },
   run: (input, ctx) => decode(input, ctx.chunked),
   // Decoders hand out 64 KiB chunks; xz-decompress and DecompressionStream keep their own window (<= 1 MiB at -1).
-  allocBudget: (length) => 4 * length + 2 * 1024 * 1024,
+  // bzip2's BWT buffer is 4 bytes x 100 kB x level (3.6 MB at -9), whatever the input.
+  allocBudget: (length) => 4 * length + 4 * 1024 * 1024,
 };
