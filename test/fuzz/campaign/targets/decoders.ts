@@ -153,6 +153,14 @@ async function decode(input: Uint8Array, chunked: boolean) {
     failure = e;
   }
   const ref = reference(way, stream);
+  // node:zlib (behind both paths) ignores bytes after a gzip member that arrive in the same write as its
+  // end and are not another member's magic, but reads them as a new member's header ("incorrect header
+  // check") when they come in a later write: which one depends on the feeding, not on the data. Once all
+  // of the reference's bytes are out, that refusal counts as the reference's silence.
+  if (failure !== undefined && ref !== undefined && "ok" in ref && way.method === "gzip" && /incorrect header check/.test(failure.message)
+    && length === ref.ok.length && hash.copy().digest("hex") === createHash("sha1").update(ref.ok).digest("hex")) {
+    failure = undefined;
+  }
   if (ref !== undefined && !abandoned) {
     const same = "ok" in ref && failure === undefined && length === ref.ok.length && hash.copy().digest("hex") === createHash("sha1").update(ref.ok).digest("hex");
     if ((way.platform === "node" || way.method === "bzip2") && (failure === undefined) !== ("ok" in ref)) {
