@@ -46,6 +46,18 @@ describe("truncation inside each layer", () => {
     }
   });
 
+  it("tar.bz2 through the TypeScript decoder (browsers; Node without the program), cut in the second member: the same", async () => {
+    const whole = tool("bzip2", ["-1", "-c"], { input: good() });
+    if (whole === undefined) return;
+    for (const fraction of [0.75, 0.9]) {
+      const walked = await walkBytes(whole.subarray(0, Math.floor(whole.length * fraction)), "cut", { ...process.env, OFFLOAD_KIT_BZIP2: "js" });
+      expect((walked.members.get("first/app") as { bundles: unknown[] }).bundles.length).toBe(3);
+      expect(walked.members.has("second/app")).toBe(false);
+      expectProblemsNamed(walked);
+      expect(walked.problems.map((p) => p.code)).toContain("DECODE_FAILED");
+    }
+  });
+
   it("a tarball inside a zip, cut inside the zip's member data, is a problem of that member", async () => {
     const inner = gzipSync(good());
     const zip = zipOf([["a.tar.gz", inner, 0], ["b/app", app, 8]]);
