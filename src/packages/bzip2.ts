@@ -15,7 +15,9 @@
  *
  * The decoder is synchronous and works a block at a time, so before each block this holds as much input as
  * a block can take (`25000 + 100000 x level` bytes, unbzip2-stream's bound; a 900 kB block of random bytes
- * compresses to about 904 kB) or the rest of the stream: memory is one block of input, the BWT buffer
+ * compresses to about 904 kB) or the rest of the stream. A block that needs more (crafted; libbzip2's
+ * encoder never writes one) is decoded again with twice the input held, up to 3 bytes per block byte
+ * (libbzip2's own bound on a compressed block), and refused past that. Memory is one block of input, the BWT buffer
  * (4 bytes x 100 kB x level) and one block's output. Streams may follow one another; bytes after the last
  * that do not start another stream are ignored, as `bzip2 -d` ignores "trailing garbage".
  */
@@ -52,8 +54,20 @@ function corrupt(detail: string): OffloadKitError {
 class Bits {
   data = new Uint8Array(0);
   pos = 0;
+  /** Bytes dropped from the front of `data` so far (so a mark survives `append`). */
+  private dropped = 0;
   private buffer = 0;
   private count = 0;
+
+  mark(): { at: number; buffer: number; count: number } {
+    return { at: this.dropped + this.pos, buffer: this.buffer, count: this.count };
+  }
+
+  reset(mark: { at: number; buffer: number; count: number }): void {
+    this.pos = mark.at - this.dropped;
+    this.buffer = mark.buffer;
+    this.count = mark.count;
+  }
 
   read(n: number): number {
     while (this.count < n) {
@@ -94,6 +108,7 @@ class Bits {
       at += c.length;
     }
     this.data = next;
+    this.dropped += this.pos;
     this.pos = 0;
   }
 }
@@ -349,9 +364,22 @@ export async function* decodeBzip2(input: AsyncIterable<Uint8Array>): AsyncGener
         streamCrc = 0;
         continue;
       }
-      await hold(25000 + 100000 * state.blockSize);
-      const pieces: Uint8Array[] = [];
-      const blockCrc = decodeBlock(bits, state, streamCrc, (p) => pieces.push(p));
+      let want = 25000 + 100000 * state.blockSize;
+      let pieces: Uint8Array[];
+      let blockCrc: number | undefined;
+      for (;;) {
+        await hold(want);
+        const mark = bits.mark();
+        pieces = [];
+        try {
+          blockCrc = decodeBlock(bits, state, streamCrc, (p) => pieces.push(p));
+          break;
+        } catch (e) {
+          if (!(e instanceof InputEnded) || ended || want >= 300000 * state.blockSize) throw e;
+          bits.reset(mark);
+          want = Math.min(2 * want, 300000 * state.blockSize);
+        }
+      }
       if (blockCrc === undefined) {
         state = undefined;
         streams++;
