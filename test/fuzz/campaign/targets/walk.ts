@@ -165,7 +165,14 @@ function nested(r: Rand, depth: number): Uint8Array {
   return container(r, children);
 }
 
+/** A small nested bomb: a tar.gz of gzip'd runs of zeros, decoding to far more than the case's budget. */
+function bomb(r: Rand): Uint8Array {
+  const members: [string, Uint8Array][] = Array.from({ length: r.range(2, 6) }, (_, i) => [`z${i}.gz`, gzipSync(new Uint8Array(r.range(100000, 400000)), { level: 9 })]);
+  return gzipSync(tarOf(r, members), { level: 9 });
+}
+
 function walkSample(r: Rand): Sample {
+  if (r.bool(0.05)) return { bytes: bomb(r), fields: [] };
   if (r.bool(0.15)) return tarSample(r);
   if (r.bool(0.1)) return cpioSample(r);
   return { bytes: nested(r, r.range(1, 4)), fields: [] };
@@ -173,7 +180,7 @@ function walkSample(r: Rand): Sample {
 
 export const walkTarget: FuzzTarget = {
   name: "walk",
-  about: "walkPackage over containers nested 1-4 deep (zip stored/deflate, tar, tar.gz, .deb, RPM, cpio, gzip), with the decompression budget, plain and chunked sources",
+  about: "walkPackage over containers nested 1-4 deep (zip stored/deflate, tar, tar.gz, .deb, RPM, cpio, gzip) and small nested bombs, with the decompression budget, plain and chunked sources",
   engines: false,
   sources: true,
   dictionary: PACKAGE_NAMES,
