@@ -349,14 +349,18 @@ export async function* decodeBzip2(input: AsyncIterable<Uint8Array>): AsyncGener
           if (streams === 0) throw corrupt("no bzip2 stream");
           return;
         }
+        // bzip2 -d's rule after a whole stream: a byte that differs from `BZh1`-`BZh9` makes the rest trailing
+        // garbage (ignored), while the input ending inside a header that matched so far is a cut stream.
         let level = -1;
-        try {
-          if (bits.read(24) === 0x425a68) level = bits.read(8) - 0x30;
-        } catch (e) {
-          if (!(e instanceof InputEnded) || streams === 0) throw e;
+        let matched = true;
+        for (const expected of [0x42, 0x5a, 0x68]) {
+          if (bits.read(8) !== expected) {
+            matched = false;
+            break;
+          }
         }
+        if (matched) level = bits.read(8) - 0x30;
         if (level < 1 || level > 9) {
-          // After a whole stream, bytes that are not another stream's header are trailing garbage.
           if (streams > 0) break;
           throw corrupt("no BZh header");
         }
@@ -392,7 +396,7 @@ export async function* decodeBzip2(input: AsyncIterable<Uint8Array>): AsyncGener
     while (!(await iterator.next()).done);
   } catch (e) {
     if (e instanceof OffloadKitError) throw e;
-    if (e instanceof InputEnded) throw corrupt(`the stream ends inside a block after ${read} bytes`);
+    if (e instanceof InputEnded) throw corrupt(`the stream ends early, after ${read} bytes of input`);
     throw e;
   } finally {
     await iterator.return?.();
