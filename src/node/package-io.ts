@@ -138,14 +138,20 @@ async function* throughTransform(transform: Transform, input: AsyncIterable<Uint
     while (transform.readableLength > 0 && !transform.destroyed) await until("data");
     transform.end(held);
   })().catch((e) => {
+    // The input failed (a nested decoder, the budget, a read): what arrived before is decoded first, so the
+    // failure reported is the first in stream order whatever the thread pool's timing (destroying here made
+    // a corrupt gzip inside a corrupt gzip report either one: found by the walk campaign, case 24536).
     inputError = e;
-    transform.destroy(e instanceof Error ? e : new Error(String(e)));
+    transform.end();
   });
   try {
     yield* drain(transform);
     await feeding;
+    if (inputError !== undefined) throw inputError;
   } catch (e) {
-    throw decodeError(label, inputError ?? e);
+    // The decoder's own verdict on the bytes it had, unless it only says that they stopped short.
+    const cutShort = (e as { code?: unknown } | undefined)?.code === "Z_BUF_ERROR";
+    throw decodeError(label, inputError !== undefined && (e === inputError || cutShort) ? inputError : e);
   } finally {
     transform.destroy();
   }

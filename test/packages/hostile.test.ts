@@ -276,3 +276,21 @@ describe("a stream whose check fails at its end (found by `npm run fuzz -- --par
     expect(Buffer.concat(chunks).equals(Buffer.from(bytes))).toBe(true);
   });
 });
+
+describe("a corrupt stream inside a corrupt stream (found by `npm run fuzz -- --parser walk`, case 24536)", () => {
+  it("the failure reported is the first in stream order, the same every time", async () => {
+    const inner = Buffer.from(gzipSync(good()));
+    inner.fill(0x5a, inner.length >> 1, (inner.length >> 1) + 64);
+    const outer = Buffer.from(gzipSync(inner));
+    outer[outer.length - 8]! ^= 0xff;
+    const seen = new Set<string>();
+    for (let run = 0; run < 6; run++) {
+      const walked = await walkBytes(outer, "gg.tar.gz");
+      expect(walked.members.has("first/app")).toBe(true);
+      seen.add(walked.problems.map((p) => `${p.path.join("!")} ${p.code} ${p.message}`).join("\n"));
+    }
+    // One answer, however the thread pool schedules the two decoders (before, either stream's error could win).
+    expect(seen.size, [...seen].join("\n---\n")).toBe(1);
+    expect([...seen][0]).toContain("DECODE_FAILED");
+  });
+});
