@@ -199,12 +199,14 @@ export function cpioSample(r: Rand, names = PACKAGE_NAMES): Sample {
 export const CPIO_TOKENS = ["FFFFFFFF", "7FFFFFFF", "00000000", "0000FFFF", "00010000", "00100000", "0001A4ED", "zzzzzzzz", "070701", "070702", "TRAILER!!!"];
 
 /**
- * Recomputes the checksum of every 512-byte block that has one, on two inputs in three (by the input's
+ * Recomputes the checksum of every 512-byte block that has one in a tar, on two inputs in three (by the input's
  * length): a mutated size or name then reaches the parser instead of stopping at the checksum, as a
  * custom mutator does for checksummed formats. The third keeps the bad checksums.
  */
 export function repairTarChecksums(input: Uint8Array): Uint8Array {
-  if (input.length % 3 === 0) return input;
+  // Only a tar from its first byte: in a compressed stream, "ustar" at a block's offset 257 is data, and
+  // rewriting it would corrupt a valid input.
+  if (input.length % 3 === 0 || input.length < TAR_BLOCK || String.fromCharCode(...input.subarray(257, 262)) !== "ustar") return input;
   const out = input.slice();
   for (let at = 0; at + TAR_BLOCK <= out.length; at += TAR_BLOCK) {
     const block = out.subarray(at, at + TAR_BLOCK);
