@@ -164,7 +164,7 @@ async function decode(input: Uint8Array, chunked: boolean) {
   if (ref !== undefined && !abandoned) {
     const same = "ok" in ref && failure === undefined && length === ref.ok.length && hash.copy().digest("hex") === createHash("sha1").update(ref.ok).digest("hex");
     if ((way.platform === "node" || way.method === "bzip2") && (failure === undefined) !== ("ok" in ref)) {
-      throw new Error(`${way.label}: ${failure ? `failed (${failure.message})` : "succeeded"} where node:zlib ${"ok" in ref ? "succeeds" : `fails (${ref.error})`}`);
+      throw new Error(`${way.label}: ${failure ? `failed (${failure.message})` : "succeeded"} where the reference (node:zlib, bzip2 -dc) ${"ok" in ref ? "succeeds" : `fails (${ref.error})`}`);
     }
     if (failure === undefined && !same) throw new Error(`${way.label}: ${length} bytes decoded, not the reference's ${"ok" in ref ? ref.ok.length : "failure"}`);
   }
