@@ -20,6 +20,19 @@
  * (libbzip2's own bound on a compressed block), and refused past that. Memory is one block of input, the BWT buffer
  * (4 bytes x 100 kB x level) and one block's output. Streams may follow one another; bytes after the last
  * that do not start another stream are ignored, as `bzip2 -d` ignores "trailing garbage".
+ *
+ * The ported decoder's notice (unbzip2-stream/lib/bzip2.js):
+ * Copyright 2011 by antimatter15 (antimatter15@gmail.com). Based on micro-bunzip by Rob Landley (rob@landley.net).
+ * Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
+ * associated documentation files (the "Software"), to deal in the Software without restriction, including
+ * without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the
+ * following conditions: The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
+ * KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A
+ * PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY
+ * CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF
+ * OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
  */
 import { OffloadKitError } from "../engine/errors.js";
 
