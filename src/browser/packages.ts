@@ -2,11 +2,13 @@
  * Packages in browsers (src/packages/walk.ts): a File or Blob that is a wheel, .deb, .rpm, conda package,
  * tarball or image layout is walked member by member, each member inspected as `inspectSource` inspects a
  * file. Decoders are the platform's: DecompressionStream for gzip and raw deflate (and zstd where the
- * browser has it), `xz-decompress` (WebAssembly xz-embedded) for xz; bzip2 has none here and is reported.
+ * browser has it), `xz-decompress` (WebAssembly xz-embedded) for xz, src/packages/bzip2.ts for bzip2 (legacy
+ * conda `.tar.bz2`, `.tar.bz2` tarballs).
  * Members are kept in memory (the in-memory spooler), each at most `maxMemberSize` bytes.
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
+import { decodeBzip2 } from "../packages/bzip2.js";
 import type { Compression, Decoders } from "../packages/decoders.js";
 import { memorySpooler } from "../packages/decoders.js";
 import { memberDisplayPath, walkPackage } from "../packages/walk.js";
@@ -71,7 +73,7 @@ export function browserDecoders(): Decoders {
     decode(method: Compression, input) {
       if (method === "gzip" || method === "zstd") return platform(method, input);
       if (method === "xz") return xz(input);
-      throw new OffloadKitError("DECODER_MISSING", "bzip2 streams cannot be decoded in a browser (no decoder bundled)");
+      return decodeBzip2(input);
     },
     inflateRaw: (input) => platform("deflate-raw", input),
   };

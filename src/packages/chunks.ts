@@ -7,6 +7,7 @@
 import { OffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { sliceSource } from "../engine/source.js";
+import { concatBytes } from "../formats/bytes.js";
 
 /** How much one read of a source pulls (the decoders see chunks of this size). */
 export const SOURCE_CHUNK = 1 << 20;
@@ -16,11 +17,19 @@ export async function* sourceChunks(source: ByteSource, start = 0, length = sour
   let position = start;
   const end = start + length;
   while (position < end) {
+    // Filled before it is handed on, however little each read returns: a decoder then sees the same
+    // chunks from any source, so where it fails (and what it decoded first) does not depend on the source.
     const chunk = new Uint8Array(Math.min(SOURCE_CHUNK, end - position));
-    const n = source.read(chunk, position);
-    if (n <= 0) return;
+    let n = 0;
+    while (n < chunk.length) {
+      const got = source.read(chunk.subarray(n), position + n);
+      if (got <= 0) break;
+      n += got;
+    }
+    if (n === 0) return;
     position += n;
     yield n === chunk.length ? chunk : chunk.subarray(0, n);
+    if (n < chunk.length) return;
   }
 }
 
@@ -84,16 +93,18 @@ export class ChunkReader {
       this.position += done;
       return done === n ? out : out.subarray(0, done);
     }
-    const out = new Uint8Array(length);
+    // Gathered first and joined once: the buffer is as large as what arrived, never as a declared length
+    // (a pax header may declare 1 MiB in a stream of 2 KiB).
+    const parts: Uint8Array[] = [];
     let done = 0;
     while (done < length && (await this.fill())) {
       const n = Math.min(length - done, this.chunk.length - this.at);
-      out.set(this.chunk.subarray(this.at, this.at + n), done);
+      parts.push(this.chunk.subarray(this.at, this.at + n));
       this.at += n;
       done += n;
     }
     this.position += done;
-    return done === length ? out : out.subarray(0, done);
+    return parts.length === 1 ? parts[0]!.slice() : concatBytes(parts);
   }
 
   /** The next `length` bytes as chunks, consumed as they are handed out (fewer only at the end). */

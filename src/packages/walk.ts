@@ -22,12 +22,16 @@
  * Errors never stop the walk of other members: a member or container that cannot be read becomes a
  * problem naming its path and the offset (in the stream of the container that holds it), and the walk goes
  * on with its siblings. Only a failing read of the input itself, or an error thrown by `onMember`, escapes.
+ *
+ * Every decoded byte counts against the package's decompression budget (src/packages/budget.ts); where it
+ * runs out the walk stops with one problem naming the member being read, after the members already handed on.
  */
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { readExact, sliceSource } from "../engine/source.js";
 import { ChunkReader, sourceChunks, truncated } from "./chunks.js";
 import { isCpio, walkCpio } from "./cpio.js";
+import { DecompressionBudget, DecompressionBudgetError, defaultDecompressionLimit } from "./budget.js";
 import { compressionOf, tooLarge } from "./decoders.js";
 import type { Compression, Decoders, Spooler } from "./decoders.js";
 import { LayerStack, dockerManifests, layerPath, ociManifests } from "./image.js";
@@ -93,6 +97,8 @@ export interface WalkOptions {
   readonly decoders: Decoders;
   readonly spooler: Spooler;
   readonly maxDepth?: number;
+  /** Total decoded bytes allowed for the package, every level counted (default: src/packages/budget.ts's rule). */
+  readonly maxDecompressed?: number;
   /** Each regular member that is not itself a container (and each container past the depth limit). */
   readonly onMember: (member: PackageMember) => void | Promise<void>;
   readonly onProblem?: (problem: PackageProblem) => void;
@@ -156,7 +162,8 @@ class CallerError {
 }
 
 function withOffset(e: unknown, path: readonly string[], fallbackOffset: number): PackageProblem {
-  if (e instanceof CallerError) throw e;
+  // A spent budget ends the whole walk (walkPackage reports it once), like the caller's own errors.
+  if (e instanceof CallerError || e instanceof DecompressionBudgetError) throw e;
   if (isOffloadKitError(e)) return { path, code: e.code, message: e.message, offset: e.offset ?? fallbackOffset };
   throw e;
 }
@@ -164,10 +171,24 @@ function withOffset(e: unknown, path: readonly string[], fallbackOffset: number)
 class Walker {
   readonly summary: PackageWalk;
   private readonly maxDepth: number;
+  readonly budget: DecompressionBudget;
+  /** The member (or container) most recently started: what a decoder is working for when the budget runs out. */
+  private current: readonly string[] = [];
 
-  constructor(private readonly options: WalkOptions, format: PackageFormat) {
+  constructor(private readonly options: WalkOptions, format: PackageFormat, packageSize: number) {
     this.maxDepth = options.maxDepth ?? MAX_PACKAGE_DEPTH;
     this.summary = { format, members: 0, links: 0, containers: 0, spooledToDisk: 0, largestSpooled: 0, streamed: 0 };
+    const limit = options.maxDecompressed ?? defaultDecompressionLimit(packageSize);
+    const rule = options.maxDecompressed !== undefined ? "as set" : `the larger of 2 GiB and 100x the ${packageSize}-byte package`;
+    this.budget = new DecompressionBudget(limit, rule);
+  }
+
+  private decode(method: Compression, input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    return this.budget.count(this.options.decoders.decode(method, input), () => this.current);
+  }
+
+  private inflateRaw(input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    return this.budget.count(this.options.decoders.inflateRaw(input), () => this.current);
   }
 
   problem(path: readonly string[], e: unknown, offset: number): void {
@@ -176,6 +197,8 @@ class Walker {
 
   /** A member held at random access: a container to open, or a leaf for the caller. */
   async walkSource(source: ByteSource, path: readonly string[], depth: number): Promise<void> {
+    if (this.budget.failure !== undefined) throw this.budget.failure;
+    this.current = path;
     const head = readExact(source, 0, Math.min(source.size, 1024));
     const format = sniffPackage(head);
     if (format === undefined || depth >= this.maxDepth) {
@@ -200,7 +223,7 @@ class Walker {
         case "cpio": return await this.walkEntries(walkCpio, ChunkReader.ofSource(source), path, depth);
         case "image": return;
         default: {
-          const open = () => this.options.decoders.decode(format, sourceChunks(source));
+          const open = () => this.decode(format, sourceChunks(source));
           return await this.walkStream(open(), open, path, depth + 1, format);
         }
       }
@@ -227,7 +250,7 @@ class Walker {
         this.summary.containers++;
         const inner = format as Compression;
         return await this.walkStream(
-          this.options.decoders.decode(inner, prepend(head, this.rest(reader))), () => this.options.decoders.decode(inner, reopen()), path, depth + 1, inner,
+          this.decode(inner, prepend(head, this.rest(reader))), () => this.decode(inner, reopen()), path, depth + 1, inner,
         );
       }
       const spooled = await this.spool(prepend(head, this.rest(reader)), undefined, path, method);
@@ -382,6 +405,7 @@ class Walker {
           continue;
         }
         if (entry.type !== "file" || entry.size === 0) continue;
+        this.current = memberPath;
         try {
           await this.member(reader, entry, memberPath, depth + 1);
         } catch (e) {
@@ -419,6 +443,7 @@ class Walker {
         this.summary.links++;
         continue;
       }
+      this.current = memberPath;
       try {
         await this.zipMember(source, member, memberPath, depth + 1);
       } catch (e) {
@@ -442,7 +467,7 @@ class Walker {
     if (member.size > BOMB_FLOOR && member.size > member.compressedSize * DEFLATE_MAX_RATIO) {
       throw bad("ZIP_BOMB", `declares ${member.size} bytes from ${member.compressedSize} compressed, beyond deflate's ${DEFLATE_MAX_RATIO}:1`, "uncompressed size");
     }
-    const inflate = () => this.options.decoders.inflateRaw(sourceChunks(source, start, member.compressedSize));
+    const inflate = () => this.inflateRaw(sourceChunks(source, start, member.compressedSize));
     const badSize = (got: number) => bad("ZIP_BAD_SIZE", `inflates to ${got} bytes, not the declared ${member.size}`, "uncompressed size");
     const spoolAll = async (chunks: AsyncIterable<Uint8Array>, walk: (source: ByteSource) => Promise<void>) => {
       const spooled = await this.spool(chunks, member.size, path, "deflate");
@@ -504,7 +529,7 @@ class Walker {
     const compression = compressionOf(head);
     const reader = compression === undefined
       ? ChunkReader.ofSource(payload)
-      : ChunkReader.ofStream(this.options.decoders.decode(compression, sourceChunks(payload)), () => this.options.decoders.decode(compression, sourceChunks(payload)));
+      : ChunkReader.ofStream(this.decode(compression, sourceChunks(payload)), () => this.decode(compression, sourceChunks(payload)));
     await this.walkEntries(walkCpio, reader, path, depth + (compression === undefined ? 0 : 1));
   }
 
@@ -567,7 +592,7 @@ class Walker {
         const blob = bytesOf(entry);
         const head = readExact(blob, 0, Math.min(blob.size, 16));
         const compression = compressionOf(head);
-        const open = (method: Compression) => this.options.decoders.decode(method, sourceChunks(blob));
+        const open = (method: Compression) => this.decode(method, sourceChunks(blob));
         const reader = compression === undefined ? ChunkReader.ofSource(blob) : ChunkReader.ofStream(open(compression), () => open(compression));
         this.summary.containers++;
         await this.walkEntries(walkTar, reader, [...imagePath, layerName], depth + 1, (member) => {
@@ -594,11 +619,15 @@ export async function walkPackage(source: ByteSource, name: string, options: Wal
   const head = readExact(source, 0, Math.min(source.size, 1024));
   const format = sniffPackage(head);
   if (format === undefined) return undefined;
-  const walker = new Walker(options, format);
+  const walker = new Walker(options, format, source.size);
   try {
     await walker.walkSource(source, [name], 0);
   } catch (e) {
-    throw e instanceof CallerError ? e.error : e;
+    if (e instanceof CallerError) throw e.error;
+    if (!(e instanceof DecompressionBudgetError)) throw e;
   }
+  // Reported here, once, even when a catch on the way (an image's index scan) swallowed it.
+  const spent = walker.budget.failure;
+  if (spent !== undefined) options.onProblem?.({ path: spent.where, code: spent.code, message: spent.message, offset: spent.offset ?? 0 });
   return walker.summary;
 }

@@ -24,6 +24,7 @@ const KIT = join(ROOT, "dist/bin/offload-kit.js");
 const BUNDLER = join(ROOT, "dist/bin/offload-bundler.js");
 const ZIP = nativeTool("zip");
 const UNZIP = nativeTool("unzip");
+const BZIP2 = nativeTool("bzip2");
 /** librocrand1's .deb when apt has it cached (not installed by CI: the case skips without it). */
 const APT_CACHE = "/var/cache/apt/archives";
 const ROCRAND_DEB = existsSync(APT_CACHE) ? readdirSync(APT_CACHE).filter((f) => /^librocrand1_.*_amd64\.deb$/.test(f)).sort().at(-1) : undefined;
@@ -165,6 +166,28 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     await page.emulateMedia({ colorScheme: "light" });
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
+
+  it.skipIf(BZIP2 === undefined)("a .tar.bz2 (legacy conda, bzip2 tarballs): the TypeScript bzip2 decoder in the worker shows what ls shows", async () => {
+    const tbz = join(dir, "lib.tar.bz2");
+    const made = spawnSync(BZIP2!, ["-c"], { input: tarOf([
+      tarEntry("lib/app", readFileSync(join(HOSTS, "app"))),
+      tarEntry("lib/fat.o", readFileSync(join(HOSTS, "fat.o"))),
+      tarEntry("doc/readme", Buffer.from("no device code\n")),
+    ]), maxBuffer: 1 << 26 });
+    expect(made.status).toBe(0);
+    writeFileSync(tbz, made.stdout);
+    const ls = kit(["ls", "--json", "lib.tar.bz2"], dir);
+    expect(ls.status, ls.stderr).toBe(0);
+    const want = JSON.parse(ls.stdout).files[0];
+    expect(want.package.format).toBe("bzip2");
+    await open([tbz]);
+    expect(await page.getAttribute("section.file.package", "data-package")).toBe("bzip2");
+    expect((await members()).map((m) => m.name)).toEqual(["lib.tar.bz2!lib/app", "lib.tar.bz2!lib/fat.o"]);
+    expect((await members()).map((m) => m.name)).toEqual(want.members.map((m: any) => m.path));
+    // The whole report, byte for byte: the same entries, offsets and sizes as `offload-kit ls --json` (which decoded with the bzip2 program).
+    expect(await savedReport()).toBe(ls.stdout);
+    expect(pageErrors).toEqual([]);
+  }, HANG_MS);
 
   it.skipIf(ZIP === undefined)("a wheel (zip, deflate members): the same, and a plain file beside it still reads as a file", async () => {
     const stage = join(dir, "wheel");

@@ -34,6 +34,12 @@ describe("inspectPackage (browser API)", () => {
     expectSame(await inspectPackage(bytesSource(xz), "x.tar.xz"), "");
   });
 
+  it("a tar.bz2 (legacy conda, tarballs) through the TypeScript bzip2 decoder", async () => {
+    const bz = tool("bzip2", ["-c"], { input: tar() });
+    if (bz === undefined) return;
+    expectSame(await inspectPackage(bytesSource(bz), "x.tar.bz2"), "");
+  });
+
   it("a wheel with deflate members (deflate-raw), nested in a tar", async () => {
     if (!haveTools("zip")) return;
     const dir = new URL("../fixtures/hosts/", import.meta.url).pathname;

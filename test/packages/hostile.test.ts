@@ -46,6 +46,18 @@ describe("truncation inside each layer", () => {
     }
   });
 
+  it("tar.bz2 through the TypeScript decoder (browsers; Node without the program), cut in the second member: the same", async () => {
+    const whole = tool("bzip2", ["-1", "-c"], { input: good() });
+    if (whole === undefined) return;
+    for (const fraction of [0.75, 0.9]) {
+      const walked = await walkBytes(whole.subarray(0, Math.floor(whole.length * fraction)), "cut", { ...process.env, OFFLOAD_KIT_BZIP2: "js" });
+      expect((walked.members.get("first/app") as { bundles: unknown[] }).bundles.length).toBe(3);
+      expect(walked.members.has("second/app")).toBe(false);
+      expectProblemsNamed(walked);
+      expect(walked.problems.map((p) => p.code)).toContain("DECODE_FAILED");
+    }
+  });
+
   it("a tarball inside a zip, cut inside the zip's member data, is a problem of that member", async () => {
     const inner = gzipSync(good());
     const zip = zipOf([["a.tar.gz", inner, 0], ["b/app", app, 8]]);
@@ -234,5 +246,51 @@ describe("extract: hostile member names stay inside --out-dir", () => {
     expect(existsSync(join(dir, "escape"))).toBe(false);
     expect(existsSync(join(dirname(dir), "escape"))).toBe(false);
     expect(existsSync("/abs")).toBe(false);
+  });
+});
+
+describe("a stream whose check fails at its end (found by `npm run fuzz -- --parser walk`)", () => {
+  it("tar.gz with a bad CRC: every member before the trailer is reported, the stream's failure is a problem", async () => {
+    // Small enough to be one write and one zlib call: the call that read the trailer also decoded everything, and
+    // node:zlib drops a failing call's output, so all members were lost before the trailer was fed on its own.
+    const gz = Buffer.from(gzipSync(tarOf([tarEntry("first/app", app), tarEntry("doc/readme", Buffer.from("text\n"))])));
+    gz[gz.length - 8]! ^= 0xff;
+    const walked = await walkBytes(gz, "crc.tar.gz");
+    expect((walked.members.get("first/app") as { bundles: unknown[] }).bundles.length).toBe(3);
+    expect(walked.members.has("doc/readme")).toBe(true);
+    expect(walked.problems.map((p) => [p.path, p.code])).toEqual([[["crc.tar.gz"], "DECODE_FAILED"]]);
+    expect(walked.problems[0]!.message).toContain("incorrect data check");
+  });
+
+  it("a source answering a few bytes per read gives the decoder the same chunks as one answering all", async () => {
+    const { sourceChunks } = await import("../../src/packages/chunks.js");
+    const bytes = new Uint8Array(3000).map((_, i) => i & 255);
+    const trickle = { size: bytes.length, read: (dest: Uint8Array, at: number) => {
+      const n = Math.min(7, dest.length, bytes.length - at);
+      dest.set(bytes.subarray(at, at + n));
+      return n;
+    } };
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of sourceChunks(trickle)) chunks.push(chunk);
+    expect(chunks.map((c) => c.length)).toEqual([3000]);
+    expect(Buffer.concat(chunks).equals(Buffer.from(bytes))).toBe(true);
+  });
+});
+
+describe("a corrupt stream inside a corrupt stream (found by `npm run fuzz -- --parser walk`, case 24536)", () => {
+  it("the failure reported is the first in stream order, the same every time", async () => {
+    const inner = Buffer.from(gzipSync(good()));
+    inner.fill(0x5a, inner.length >> 1, (inner.length >> 1) + 64);
+    const outer = Buffer.from(gzipSync(inner));
+    outer[outer.length - 8]! ^= 0xff;
+    const seen = new Set<string>();
+    for (let run = 0; run < 6; run++) {
+      const walked = await walkBytes(outer, "gg.tar.gz");
+      expect(walked.members.has("first/app")).toBe(true);
+      seen.add(walked.problems.map((p) => `${p.path.join("!")} ${p.code} ${p.message}`).join("\n"));
+    }
+    // One answer, however the thread pool schedules the two decoders (before, either stream's error could win).
+    expect(seen.size, [...seen].join("\n---\n")).toBe(1);
+    expect([...seen][0]).toContain("DECODE_FAILED");
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Inputs that may be packages, for the CLI: a file that is a package (src/packages/walk.ts) gives each
  * of its members in turn, named `file!member!...`; any other file is given as itself. Either way `use`
- * sees a ByteSource that stays valid for the call only.
+ * sees a ByteSource that stays valid for the call only. `OFFLOAD_KIT_MAX_DECOMPRESSED` sets the package's
+ * decompression budget (src/packages/budget.ts).
  */
 import type { ByteSource } from "../../engine/source.js";
+import { parseDecompressionLimit } from "../budget.js";
 import { memberDisplayPath, walkPackage } from "../walk.js";
 import type { PackageProblem, PackageWalk, WalkOptions } from "../walk.js";
 import { captureMember, isCaptureMiss } from "../../inspect/stream-locate.js";
@@ -24,7 +26,7 @@ export interface InputWalk {
   readonly problems: readonly (PackageProblem & { readonly name: string })[];
 }
 
-export interface InputOptions extends Partial<Pick<WalkOptions, "maxDepth">> {
+export interface InputOptions extends Partial<Pick<WalkOptions, "maxDepth" | "maxDecompressed">> {
   /**
    * `use` only locates (ls, sizes, check; not extract): a member of a compressed stream that would be
    * spooled to disk is located as it streams past instead (src/inspect/stream-locate.ts), and `use` may
@@ -55,6 +57,7 @@ export async function forEachInput(
       spooler: nodeSpooler(),
       maxDepth: options.maxDepth,
       streamMembers: options.locateOnly === true ? memberStreaming(process.env) : undefined,
+      maxDecompressed: options.maxDecompressed ?? parseDecompressionLimit(process.env.OFFLOAD_KIT_MAX_DECOMPRESSED),
       onMember: (member) => use({ name: memberDisplayPath(member.path), member: member.path.slice(1), source: member.source }),
       onProblem: (problem) => problems.push({ ...problem, name: memberDisplayPath(problem.path) }),
     });

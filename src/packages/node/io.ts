@@ -4,11 +4,12 @@
  * Decoders, chosen by measurement (README, "Packages"): gzip and raw deflate from node:zlib; zstd from
  * node:zlib where it has it (Node >= 22.15), else the `zstd` program; xz from the `xz` program when it is
  * on PATH (liblzma, 3.3x faster than the WebAssembly xz-embedded of `xz-decompress` on librocsparse0's
- * data.tar.xz), else `xz-decompress`; bzip2 from the `bzip2` program. A decoder program runs as a child
- * process fed through a pipe, so it decodes on the second core while this one walks; xz 5.4 and later
- * decodes a multi-block stream on threads of its own (`-T0`, memory capped), as dpkg-deb does. A
- * program's output is read into one reused buffer (`pipeChunks`). `OFFLOAD_KIT_XZ=wasm` forces the
- * WebAssembly xz decoder.
+ * data.tar.xz), else `xz-decompress`; bzip2 from the `bzip2` program, else src/packages/bzip2.ts (pure
+ * TypeScript, 2.5-3x the program's CPU time). A decoder program runs as a child process fed through a pipe,
+ * so it decodes on the second core while this one walks; xz 5.4 and later decodes a multi-block stream on
+ * threads of its own (`-T0`, memory capped), as dpkg-deb does. A program's output is read into one reused
+ * buffer (`pipeChunks`). `OFFLOAD_KIT_XZ=wasm` forces the WebAssembly xz decoder, `OFFLOAD_KIT_BZIP2=js`
+ * the TypeScript bzip2 decoder.
  *
  * The spooler keeps a member in memory up to `SPOOL_MEMORY_LIMIT` (16 MiB) and in a temporary file
  * (under os.tmpdir(), removed when the member is done) beyond that; a member larger than its declared
@@ -23,6 +24,7 @@ import type { Transform } from "node:stream";
 import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
 import { bytesSource } from "../../engine/source.js";
 import type { Compression, Decoders, SpooledMember, Spooler } from "../decoders.js";
+import { decodeBzip2 } from "../bzip2.js";
 import { tooLarge } from "../decoders.js";
 import { zlibModule } from "../../node/builtins.js";
 import { fileError } from "../../node/errors.js";
@@ -202,27 +204,65 @@ async function* pipeChunks(stdout: NodeJS.ReadableStream & { destroy(): void; _h
   }
 }
 
+/**
+ * The last bytes of a stream held back by throughTransform. node:zlib drops whatever a call decoded when
+ * that call fails, and gzip's data check fails in the call that reads its 8-byte trailer: fed on its own,
+ * after everything before it was decoded and handed out, the trailer fails a call that decoded nothing,
+ * so the members before a bad CRC are still reported (measured: a 3 KiB tar.gz with a bad CRC lost all of
+ * them when fed in one piece).
+ */
+const TRAILER_HOLD = 8;
+
 async function* throughTransform(transform: Transform, input: AsyncIterable<Uint8Array>, label: string): AsyncGenerator<Uint8Array> {
   let inputError: unknown;
-  const feeding = (async () => {
-    for await (const chunk of input) {
-      // Fed in pieces, so what a piece decodes to is handed on before a later piece can fail the stream.
-      for (let at = 0; at < chunk.length; at += TRANSFORM_PIECE) {
-        // Each piece consumed before the next is asked for: the chunk may be a view of a buffer its
-        // producer reuses (pipeChunks), so it must not wait in the transform's queue.
-        await written(transform, chunk.subarray(at, at + TRANSFORM_PIECE));
-      }
+  // `event`, or the transform's end either way (its listeners removed, unlike racing two `once`s).
+  const until = (event: string) => new Promise<void>((resolve) => {
+    const done = () => {
+      for (const e of [event, "close", "error"]) transform.off(e, done);
+      resolve();
+    };
+    for (const e of [event, "close", "error"]) transform.on(e, done);
+  });
+  const write = async (bytes: Uint8Array) => {
+    // Fed in pieces, so what a piece decodes to is handed on before a later piece can fail the stream.
+    for (let at = 0; at < bytes.length; at += TRANSFORM_PIECE) {
+      // Each piece consumed before the next is asked for: the bytes may be a view of a buffer their
+      // producer reuses (pipeChunks), so they must not wait in the transform's queue.
+      await written(transform, bytes.subarray(at, at + TRANSFORM_PIECE));
     }
-    transform.end();
+  };
+  const feeding = (async () => {
+    let held: Uint8Array = new Uint8Array(0);
+    for await (const chunk of input) {
+      const keep = Math.min(TRAILER_HOLD, held.length + chunk.length);
+      const release = held.length + chunk.length - keep;
+      const fromHeld = Math.min(release, held.length);
+      await write(held.subarray(0, fromHeld));
+      await write(chunk.subarray(0, release - fromHeld));
+      held = concatBytes([held.subarray(fromHeld), chunk.subarray(release - fromHeld)]);
+    }
+    // Everything written so far decoded (the write callback) and handed out (nothing left buffered), then the tail.
+    await new Promise<void>((resolve) => {
+      transform.write(new Uint8Array(0), () => resolve());
+      transform.once("close", resolve);
+    });
+    while (transform.readableLength > 0 && !transform.destroyed) await until("data");
+    transform.end(held);
   })().catch((e) => {
+    // The input failed (a nested decoder, the budget, a read): what arrived before is decoded first, so the
+    // failure reported is the first in stream order whatever the thread pool's timing (destroying here made
+    // a corrupt gzip inside a corrupt gzip report either one: found by the walk campaign, case 24536).
     inputError = e;
-    transform.destroy(e instanceof Error ? e : new Error(String(e)));
+    transform.end();
   });
   try {
     yield* drain(transform);
     await feeding;
+    if (inputError !== undefined) throw inputError;
   } catch (e) {
-    throw decodeError(label, inputError ?? e);
+    // The decoder's own verdict on the bytes it had, unless it only says that they stopped short.
+    const cutShort = (e as { code?: unknown } | undefined)?.code === "Z_BUF_ERROR";
+    throw decodeError(label, inputError !== undefined && (e === inputError || cutShort) ? inputError : e);
   } finally {
     transform.destroy();
   }
@@ -321,9 +361,8 @@ export function nodeDecoders(env: Readonly<Record<string, string | undefined>> =
           return xz === undefined ? xzWasm(input) : throughProgram(xz, ["-dcq", ...xzThreads(xz)], input, "xz");
         }
         case "bzip2": {
-          const bzip2 = program("bzip2");
-          if (bzip2 === undefined) throw new OffloadKitError("DECODER_MISSING", "bzip2 streams need the bzip2 program on PATH");
-          return throughProgram(bzip2, ["-dcq"], input, "bzip2");
+          const bzip2 = env.OFFLOAD_KIT_BZIP2 === "js" ? undefined : program("bzip2");
+          return bzip2 === undefined ? decodeBzip2(input) : throughProgram(bzip2, ["-dcq"], input, "bzip2");
         }
       }
     },

@@ -70,3 +70,14 @@ export function endWatch(): number {
   watching = false;
   return largest;
 }
+
+/** Runs `run` with the watch off (a target's own reference computation is not the parser's allocation). */
+export function unwatched<T>(run: () => T): T {
+  const was = watching;
+  watching = false;
+  try {
+    return run();
+  } finally {
+    watching = was;
+  }
+}

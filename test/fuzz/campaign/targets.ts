@@ -8,13 +8,17 @@ import { ccobTarget } from "./targets/ccob.js";
 import { elfTarget } from "./targets/elf.js";
 import { objcopyTarget } from "./targets/objcopy.js";
 import { offloadBinaryTarget } from "./targets/offload-binary.js";
+import { decodersTarget } from "./targets/decoders.js";
 import { rpmTarget, zipTarget } from "./targets/packages.js";
+import { cpioTarget, tarTarget } from "./targets/tar.js";
+import { imageTarget, walkTarget } from "./targets/walk.js";
 import { targetIdTarget } from "./targets/target-id.js";
 import { textBundleTarget } from "./targets/text-bundle.js";
 import { wrapperTarget } from "./targets/wrapper.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
+  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
