@@ -1,7 +1,8 @@
 // The inspector page in a real browser (Debian's Chromium through playwright-core): served by the built
 // `offload-kit serve`, fed every committed fixture through its file input (bundles binary, text and
 // compressed, archives, offload binaries, host executables and objects, wrapper inputs, and the fuzz
-// corpus's damaged files), and what it shows is compared with `offload-kit ls --json` on the same files:
+// corpus's damaged offload files; the package parsers' corpora are packages, which the page shows as packages:
+// test/browser/inspector-packages.test.ts), and what it shows is compared with `offload-kit ls --json` on the same files:
 // every bundle and entry (ID, offset, size, alignment, compressed or not), every offload image, every
 // problem with its offset, and the errors of files that cannot be read. Then the GPU picker against
 // `offload-kit check`, a download, and the page's own safety (only its files are served).
@@ -18,12 +19,16 @@ import { HANG_MS } from "../limits.js";
 const ROOT = new URL("../..", import.meta.url).pathname;
 const BIN = join(ROOT, "dist/bin/offload-kit.js");
 const TEXT = /\.(txt|md|sh|stderr|json|tsv|c|cpp|hip|cu|ll)$/;
+// Saved inputs of the package parsers' fuzz targets (test/fuzz/campaign/targets/): packages, not offload files.
+const PACKAGE_CORPORA = new Set(["tar", "cpio", "image", "walk", "decoders"].map((p) => join("fuzz", p)));
 
 function fixtureFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...fixtureFiles(path));
+    if (statSync(path).isDirectory()) {
+      if (![...PACKAGE_CORPORA].some((c) => path.endsWith(`/${c}`))) out.push(...fixtureFiles(path));
+    }
     else if (!TEXT.test(name) && statSync(path).size > 0) out.push(path);
   }
   return out;
