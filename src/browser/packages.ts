@@ -15,6 +15,7 @@ import { memberDisplayPath, walkPackage } from "../packages/walk.js";
 import type { PackageProblem, PackageWalk } from "../packages/walk.js";
 import { editableContainerOf } from "../prune/index.js";
 import { BROWSER_MAX_DECOMPRESSED, inspectSource } from "./inspect.js";
+import { captureMember, isCaptureMiss } from "../inspect/stream-locate.js";
 import type { InspectOptions, Inspection } from "./inspect.js";
 
 type Format = "gzip" | "deflate-raw" | "zstd";
@@ -124,6 +125,9 @@ export async function readPackageMember(source: ByteSource, name: string, member
   throw new OffloadKitError("NO_SUCH_MEMBER", `${memberDisplayPath([name, ...member])}: no such member in the package`);
 }
 
+/** Members from this size on are located as they stream (below it, holding one costs little). */
+const STREAM_MIN_SIZE = 16 * 1024 * 1024 + 1;
+
 /** editableContainerOf, undefined where telling the container fails on damage (prune would then fail too). */
 function editableAsOf(member: ByteSource): string | undefined {
   try {
@@ -148,6 +152,10 @@ export async function inspectPackage(
   const walk = await walkPackage(source, name, {
     decoders: browserDecoders(),
     spooler: memorySpooler(options.maxMemberSize ?? BROWSER_MAX_DECOMPRESSED),
+    // A large ELF member of a stream is located as it goes by (src/inspect/stream-locate.ts), as the CLI's
+    // ls and sizes do it: never held, so a 1.31 GB library in a .deb is shown although no member over
+    // BROWSER_MAX_DECOMPRESSED can be held; a read of a byte not kept decodes the member again, held.
+    streamMembers: { minSize: STREAM_MIN_SIZE, start: captureMember, missed: isCaptureMiss },
     onMember: ({ path, source: member }) => {
       const inspection = inspectSource(member, memberDisplayPath(path), options);
       const r = inspection.report;

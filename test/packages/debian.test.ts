@@ -7,6 +7,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
+import { inspectPackage } from "../../src/browser/index.js";
+import { bytesSource } from "../../src/engine/source.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
 import { HANG_MS } from "../limits.js";
 
@@ -112,5 +114,18 @@ describe("librocsparse0 (1.3 GB library in a 94 MB data.tar.xz)", () => {
     const strip = ({ path: _p, member: _m, ...rest }: Record<string, unknown>) => rest;
     expect(strip(member)).toEqual(strip(fromFile));
     expect(member.bundles.length).toBe(111);
+  }, HANG_MS);
+
+  it("the browser API (inspectPackage, in-page decoders) reports the 1.3 GB member as ls --json does, located as it streams", async () => {
+    const dir = scratchDir("offload-kit-deb-");
+    const deb = download(dir, "librocsparse0");
+    if (deb === undefined) return;
+    // More than the page may hold of one member (BROWSER_MAX_DECOMPRESSED): it must not be held.
+    const result = await inspectPackage(bytesSource(new Uint8Array(readFileSync(join(dir, deb)))), deb);
+    expect(result!.problems).toEqual([]);
+    expect(result!.package).toMatchObject({ streamed: 1, spooledToDisk: 0 });
+    const listed = JSON.parse((await kit(dir, "ls", "--json", deb)).stdout.toString()).files[0];
+    expect(result!.members.map((m) => m.report)).toEqual(listed.members.map(({ member: _m, ...rest }: Record<string, unknown>) => rest));
+    expect(result!.members[0]!.report.bundles.length).toBe(111);
   }, HANG_MS);
 });
