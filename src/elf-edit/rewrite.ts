@@ -160,6 +160,88 @@ function noteRunAfterTable(elf: LinkedElf, entries: number): NoteRun | undefined
   return { start, end, align, displacement: holder.vaddr - holder.offset, sections, headers };
 }
 
+/**
+ * What an earlier edit left right after the packed bundles, which moves with them when they shrink again:
+ * the note run an executable's grown table pushed there (`.interp` and notes ending the bundles' segment),
+ * or an executable's grown table itself in its own PT_LOAD directly after `.hip_fatbin`. Carrying it to
+ * the new end of the bundles, at its place modulo its alignment, is what the first edit would have done
+ * with the smaller bundles, so editing an edited file gives the bytes of one edit.
+ */
+interface CarriedRun {
+  readonly start: number;
+  readonly end: number;
+  readonly align: number;
+  /** Whether it is the program header table (in its own PT_LOAD), else notes ending the segment. */
+  readonly table: boolean;
+  readonly sections: readonly SectionHeader[];
+  /** Program headers (by index) inside the run, which move with it. */
+  readonly headers: readonly number[];
+}
+
+function carriedRun(elf: LinkedElf, fatbin: SectionHeader, segIndex: number): CarriedRun | undefined {
+  const phdrs = elf.programHeaders;
+  const seg = phdrs[segIndex];
+  const fatbinEnd = fatbin.offset + fatbin.size;
+  const segFileEnd = seg.offset + seg.filesz;
+  const tableSize = phdrs.length * PHDR_SIZE;
+  if (seg.memsz !== seg.filesz) return undefined;
+  const headersWithin = (start: number, end: number): number[] | undefined => {
+    const headers: number[] = [];
+    for (const [i, p] of phdrs.entries()) {
+      if (i === segIndex || p.type === PT_NULL || p.filesz === 0 || p.offset >= end || p.offset + p.filesz <= start) continue;
+      if (p.offset < start || p.offset + p.filesz > end) return undefined;
+      headers.push(i);
+    }
+    return headers;
+  };
+  if (segFileEnd === fatbinEnd && elf.phoff === fatbinEnd && elf.phoff % 8 === 0) {
+    // The table right after the section, in a PT_LOAD of its own with the segment's displacement.
+    const own = phdrs.findIndex((p) => p.type === PT_LOAD && p.offset === elf.phoff && p.filesz === tableSize && p.vaddr - p.offset === seg.vaddr - seg.offset);
+    const headers = own < 0 ? undefined : headersWithin(elf.phoff, elf.phoff + tableSize);
+    if (headers === undefined) return undefined;
+    return { start: elf.phoff, end: elf.phoff + tableSize, align: 8, table: true, sections: [], headers };
+  }
+  if (segFileEnd <= fatbinEnd) return undefined;
+  const sections = elf.sections.filter((s) => s.index !== 0 && s.type !== SHT_NOBITS && s.offset >= fatbinEnd && s.offset < segFileEnd);
+  if (sections.length === 0 || !sections.every((s) => s.type === SHT_NOTE || s.name === ".interp" || s.size === 0)) return undefined;
+  const start = Math.min(...sections.map((s) => s.offset));
+  const end = Math.max(...sections.map((s) => s.offset + s.size));
+  const align = sections.reduce((a, s) => Math.max(a, s.addralign), 1);
+  if (end !== segFileEnd || (align & (align - 1)) !== 0 || align > 4096) return undefined;
+  if (elf.phoff + tableSize > fatbinEnd && elf.phoff < segFileEnd) return undefined;
+  const headers = headersWithin(start, end);
+  return headers === undefined ? undefined : { start, end, align, table: false, sections, headers };
+}
+
+/**
+ * Where the file's used bytes resume after `from`: the first section, segment or table at or past it
+ * (the end of the file if none). Bytes in between are a linker's padding or the zeros an earlier edit
+ * left, and leave the file with the freed pages; any other bytes there keep the hole closed at `from`.
+ */
+function nextUsedOffset(elf: LinkedElf, from: number, skip: (offset: number) => boolean): number {
+  let next = elf.source.size;
+  const consider = (offset: number) => {
+    if (offset >= from && offset < next && !skip(offset)) next = offset;
+  };
+  for (const s of elf.sections) if (s.index !== 0) consider(s.offset);
+  for (const p of elf.programHeaders) if (p.type !== PT_NULL && (p.filesz > 0 || p.type === PT_LOAD)) consider(p.offset);
+  consider(elf.shoff);
+  consider(elf.phoff);
+  if (next - from > MAX_PAGE) return from;
+  for (let at = from; at < next; at += 1 << 16) {
+    if (readExact(elf.source, at, Math.min(1 << 16, next - at)).some((b) => b !== 0)) return from;
+  }
+  return next;
+}
+
+/**
+ * The room a library's table leaves after a relocated .hip_fatbin, the last section in the file: eu-strip
+ * writes the section header table right after the last section, which must not reach the table.
+ */
+function stripRoom(elf: LinkedElf): number {
+  return alignTo((elf.sections.length + 1) * SHDR_SIZE, 8);
+}
+
 /** Plans the rewrite of an opened file; reads only headers, tables and bundle headers. */
 export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOptions = {}): RewritePlan {
   const { elf, fatbin, align } = layout;
@@ -179,8 +261,6 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     cursor += content.size;
   }
   const newFatbinSize = cursor;
-  // Bundles that no longer fit go to a new PT_LOAD at the end of the file, the old section's pages freed.
-  const relocate = newFatbinSize > fatbin.size;
 
   // 2. The segment holding .hip_fatbin and where its tail can move to.
   const phdrs = elf.programHeaders;
@@ -193,20 +273,50 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     throw elfEditError("ELF_UNSUPPORTED", `the PT_LOAD holding .hip_fatbin has p_align ${seg.align}, not a power of two up to ${MAX_PAGE}`, elf.phoff + segIndex * PHDR_SIZE + 48, "p_align");
   }
   const page = Math.max(seg.align, 4096);
+  const delta = seg.vaddr - seg.offset;
   const fatbinEnd = fatbin.offset + fatbin.size;
-  const keptEnd = relocate ? fatbin.offset : fatbin.offset + newFatbinSize;
   const segFileEnd = seg.offset + seg.filesz;
-  const hasTail = segFileEnd > fatbinEnd || seg.memsz > seg.filesz;
+  const placeAfter = (at: number, start: number, alignment: number): number => at + ((((start - at) % alignment) + alignment) % alignment);
+  // An earlier edit's notes or table after the bundles move with them (a relocation leaves them as tail).
+  const movable = carriedRun(elf, fatbin, segIndex);
+  // A grown table's own PT_LOAD above the bundles' segment (a library's, past the end of the file) moves up
+  // in memory when they grow; any other mapped address above them is a limit.
+  const tableLoad = phdrs.findIndex((p) => p.type === PT_LOAD && p.offset === elf.phoff && p.filesz === phdrs.length * PHDR_SIZE && p.vaddr > seg.vaddr);
+  let room = Infinity;
+  if (segFileEnd === (movable?.table ? fatbinEnd : movable?.end ?? fatbinEnd) && seg.memsz === seg.filesz) {
+    for (const [i, p] of phdrs.entries()) {
+      if (p.type === PT_LOAD && i !== segIndex && i !== tableLoad && !movable?.headers.includes(i) && p.vaddr > seg.vaddr) room = Math.min(room, p.vaddr);
+    }
+    for (const s of elf.sections) {
+      if ((s.flags & SHF_ALLOC) !== 0 && s.addr > fatbin.addr && !movable?.sections.includes(s)) room = Math.min(room, s.addr);
+    }
+  } else {
+    room = fatbin.addr + fatbin.size;
+  }
+  // Bundles that outgrow their section grow into the addresses up to the next mapped one (where an earlier
+  // edit freed pages, or at a relocated section's own segment at the top), what follows moving up in the
+  // file; beyond that they go to a new PT_LOAD at the end of the file, the old section's pages freed.
+  const grownEnd = movable === undefined
+    ? fatbin.offset + newFatbinSize
+    : placeAfter(fatbin.offset + newFatbinSize, movable.start, movable.align) + (movable.end - movable.start);
+  const relocate = newFatbinSize > fatbin.size && grownEnd + delta > room;
+  const keptEnd = relocate ? fatbin.offset : fatbin.offset + newFatbinSize;
+  const carried = relocate ? undefined : movable;
+  const inCarried = (offset: number): boolean => carried !== undefined && offset >= carried.start && offset < carried.end;
+  const afterFatbin = carried?.end ?? fatbinEnd;
+  const hasTail = segFileEnd > afterFatbin || seg.memsz > seg.filesz;
+  // Where the kept bytes resume: the tail's first section, or (without a tail) whatever follows; the
+  // zeros an earlier edit left before it are part of the hole, so a second edit lays out as one would.
+  const holeEnd = nextUsedOffset(elf, afterFatbin, inCarried);
   for (const [i, p] of phdrs.entries()) {
-    if (i === segIndex || p.filesz === 0 || p.type === PT_PHDR) continue;
-    if (p.offset < fatbinEnd && p.offset + p.filesz > keptEnd) {
+    if (i === segIndex || p.filesz === 0 || p.type === PT_PHDR || carried?.headers.includes(i)) continue;
+    if (p.offset < holeEnd && p.offset + p.filesz > keptEnd) {
       throw elfEditError("SEGMENT_SPANS_GAP", `program header ${i} (type ${p.type}, file offset ${hex(p.offset)}) overlaps .hip_fatbin`, elf.phoff + i * PHDR_SIZE);
     }
   }
   const spare = relocate ? -1 : phdrs.findIndex((p) => p.type === PT_NULL);
   const firstLoad = phdrs.find((p) => p.type === PT_LOAD)!;
   const delta0 = firstLoad.vaddr - firstLoad.offset;
-  const delta = seg.vaddr - seg.offset;
   // Without a spare entry the table grows by two (part two, and a PT_LOAD of its own that maps it) and
   // moves where every strip tool keeps it (see README, "strip"): GNU strip (BFD) accepts a table only
   // right after the ELF header or at the start of a PT_LOAD that begins where the previous one's
@@ -228,21 +338,49 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const keepOldPages = roomForOne !== undefined;
   const tableAfterPartOne = growTable && executable && notes === undefined;
   const grownSize = (phdrs.length + 2) * PHDR_SIZE;
-  const tailStart = fatbinEnd;
+  const tailStart = holeEnd;
   // Where the note run goes: after the kept bundles, at its place modulo its alignment.
-  const notesOut = notes === undefined ? 0 : keptEnd + ((((notes.start - keptEnd) % notes.align) + notes.align) % notes.align);
+  const notesOut = notes === undefined ? 0 : placeAfter(keptEnd, notes.start, notes.align);
+  const carriedOut = carried === undefined ? 0 : placeAfter(keptEnd, carried.start, carried.align);
+  const carriedMove = carriedOut - (carried?.start ?? 0);
   // Phdrs are 8-byte fields: after part one, .hip_fatbin is padded to 8 so the table follows it directly.
-  const part1End = notes !== undefined ? notesOut + (notes.end - notes.start) : tableAfterPartOne ? alignTo(keptEnd, 8) : keptEnd;
-  const tailFloor = tableAfterPartOne ? part1End + grownSize : part1End;
+  const part1End = notes !== undefined
+    ? notesOut + (notes.end - notes.start)
+    : carried !== undefined
+      ? carriedOut + (carried.table ? 0 : carried.end - carried.start)
+      : tableAfterPartOne ? alignTo(keptEnd, 8) : keptEnd;
+  // A table right after a relocated .hip_fatbin (the last section in the file) keeps its distance from it
+  // (stripRoom) as the relocation placed it.
+  const tailFloor = tableAfterPartOne
+    ? part1End + grownSize
+    : carried?.table
+      ? part1End + (carried.end - carried.start)
+      : tableLoad >= 0 && holeEnd === elf.phoff ? part1End + stripRoom(elf) : part1End;
   // Part two goes to the first offset past part one (and its table) at tailStart's place in a page,
   // which is where BFD's layout puts it too.
-  let shift = tailStart - tailFloor - ((tailStart - tailFloor) % page);
+  // Negative when bundles grow into their hole: what follows moves up by whole pages.
+  let shift = tailStart - tailFloor - ((((tailStart - tailFloor) % page) + page) % page);
   // A split that would have to give part one a .bss is not a layout linkers make for this segment;
   // a relocated section that filled its whole segment leaves it mapping zeros rather than none.
   if (hasTail && seg.memsz !== seg.filesz) shift = 0;
   if (relocate && part1End === seg.offset && !hasTail) shift = 0;
   if (keepOldPages) shift = 0;
-  if (shift < 0 || tailStart < tailFloor) shift = 0;
+  const growing = !relocate && !hasTail;
+  if (!growing && (shift < 0 || tailStart < tailFloor)) shift = 0;
+  // A relocated .hip_fatbin's segment followed by nothing but the table's own PT_LOAD (the last bytes of
+  // the file): the table is placed as the relocation placed it, at an address congruent with the end of
+  // the segment's new contents (where GNU strip puts it), and its offset follows from that, not from pages.
+  const tableLast = growing && tableLoad >= 0 && holeEnd === elf.phoff && elf.phoff + phdrs.length * PHDR_SIZE === input.size &&
+    phdrs.every((p, i) => p.type !== PT_LOAD || i === tableLoad || p.vaddr <= seg.vaddr);
+  let lastTableAddress = 0;
+  if (tableLast) {
+    const contentsEnd = part1End + delta;
+    let top = contentsEnd;
+    for (const [i, p] of phdrs.entries()) if (p.type === PT_LOAD && i !== tableLoad && i !== segIndex) top = Math.max(top, p.vaddr + p.memsz);
+    lastTableAddress = alignTo(top, page) + (contentsEnd % page);
+    const fileEnd = part1End + stripRoom(elf);
+    shift = holeEnd - (fileEnd + ((((lastTableAddress - fileEnd) % page) + page) % page));
+  }
   const split = shift > 0 && hasTail;
   const part1Empty = split && part1End === seg.offset;
   const grownInPlace = notes !== undefined && (split || relocate);
@@ -255,7 +393,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     : phdrs.length + (split && growTable ? (grownInPlace ? 1 : 2) : 0);
   const phdrTableMoved = (relocate || (split && growTable)) && !grownInPlace;
   /** Where the section ends: the kept bundles, and the padding before a table that follows them. */
-  const fatbinSectionSize = (tableAfterPartOne && phdrTableMoved ? part1End - keptEnd : 0) + newFatbinSize;
+  const fatbinSectionSize = ((tableAfterPartOne && phdrTableMoved) || carried?.table ? part1End - keptEnd : 0) + newFatbinSize;
 
   // The new segment (relocate): past the last byte of the file and the last mapped address.
   const tableSize = tableCount * PHDR_SIZE;
@@ -285,9 +423,9 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   /** The output headers by input index (entries are inserted into outPhdrs below). */
   const inputOrder = outPhdrs.slice();
   const first = outPhdrs[segIndex];
-  if (shift > 0) {
+  if (shift !== 0) {
     for (const [i, p] of outPhdrs.entries()) {
-      if (i !== segIndex && p.offset >= fatbinEnd && !(p.type === PT_NULL)) p.offset -= shift;
+      if (i !== segIndex && p.offset >= holeEnd && !(p.type === PT_NULL) && !carried?.headers.includes(i)) p.offset -= shift;
     }
     if (split) {
       const tail: ProgramHeader = {
@@ -306,9 +444,31 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
         if (spare >= 0) outPhdrs.splice(spare, 1);
         outPhdrs.splice(outPhdrs.indexOf(first) + 1, 0, tail);
       }
-    } else {
+    } else if (relocate) {
       first.filesz = part1End - seg.offset;
       first.memsz = seg.memsz === seg.filesz ? first.filesz : seg.memsz;
+    }
+  }
+  // A segment the bundles end ends with them, whether pages were freed, none were, or they grew into the
+  // hole an earlier edit left: an edited file's segment ends where a single edit's would.
+  if (growing) first.filesz = first.memsz = part1End - seg.offset;
+  if (growing && tableLoad >= 0) {
+    // The table's own PT_LOAD stays above the grown segment (same place in a page, as its offset moved by pages).
+    const table = inputOrder[tableLoad];
+    const move = tableLast ? lastTableAddress - table.vaddr : alignTo(Math.max(0, tailFloor + delta - table.vaddr), page);
+    for (const p of outPhdrs) {
+      if (p === table || p.type === PT_PHDR) {
+        p.vaddr += move;
+        p.paddr += move;
+      }
+    }
+  }
+  if (carried !== undefined) {
+    for (const i of carried.headers) {
+      const p = inputOrder[i];
+      p.offset += carriedMove;
+      p.vaddr += carriedMove;
+      p.paddr += carriedMove;
     }
   }
   const notesAddressMove = notes === undefined ? 0 : notesOut + delta - (notes.start + notes.displacement);
@@ -358,7 +518,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       tableAddress = alignTo(Math.max(lastAddress, last.vaddr + last.memsz), page) + (lastEnd % page);
       // Past a relocated .hip_fatbin (then the last section in the file) the table leaves room for the
       // section header table that eu-strip writes right after the last section.
-      const fileEnd = relocate ? fatbinOffset + newFatbinSize + alignTo((elf.sections.length + 1) * SHDR_SIZE, 8) : input.size - shift;
+      const fileEnd = relocate ? fatbinOffset + newFatbinSize + stripRoom(elf) : input.size - shift;
       tableOut = fileEnd + ((tableAddress - fileEnd) % page + page) % page;
       tablePaddr = tableAddress + (last.paddr - last.vaddr);
     }
@@ -411,8 +571,8 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     if (target === site.target && base === site.base) continue;
     patches.push({ at: site.fileOffset, bytes: site.kind === "addend" ? u64Bytes(target - base, true) : u64Bytes(target) });
   }
-  const outOffset = (offset: number): number => (offset >= fatbinEnd ? offset - shift : offset);
-  if (shift > 0 || relocate || newFatbinSize !== fatbin.size) {
+  const outOffset = (offset: number): number => (offset >= holeEnd ? offset - shift : offset);
+  if (shift > 0 || relocate || newFatbinSize !== fatbin.size || carriedMove !== 0) {
     const table = new Uint8Array(readExact(input, elf.shoff, elf.sections.length * SHDR_SIZE));
     const view = new DataView(table.buffer);
     for (const s of elf.sections) {
@@ -422,7 +582,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
         setU64(view, at + 24, fatbinOffset);
         setU64(view, at + 32, fatbinSectionSize);
       }
-      else if (s.index !== 0 && s.offset >= fatbinEnd) setU64(view, at + 24, s.offset - shift);
+      else if (carried?.sections.includes(s)) {
+        setU64(view, at + 16, s.addr + carriedMove);
+        setU64(view, at + 24, s.offset + carriedMove);
+      }
+      else if (s.index !== 0 && s.offset >= holeEnd) setU64(view, at + 24, s.offset - shift);
       else if (grownInPlace && notes.sections.includes(s)) {
         setU64(view, at + 16, s.addr + notesAddressMove);
         setU64(view, at + 24, s.offset + notesOut - notes.start);
@@ -430,18 +594,24 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     }
     patches.push({ at: elf.shoff, bytes: table });
   }
-  if (grownInPlace) {
+  // Sections that moved with the bundles' end: the note run (grown table, or carried from an earlier edit).
+  const movedRun = grownInPlace
+    ? { sections: notes.sections, move: notesAddressMove }
+    : carried !== undefined && carriedMove !== 0 && carried.sections.length > 0 ? { sections: carried.sections, move: carriedMove } : undefined;
+  if (movedRun !== undefined) {
     // Symbols defined in the moved notes (GNU ld's __abi_tag, section symbols) follow them.
-    const moved = new Set(notes.sections.map((s) => s.index));
+    const moved = new Set(movedRun.sections.map((s) => s.index));
     for (const table of elf.sections) {
       if (table.type !== SHT_SYMTAB && table.type !== SHT_DYNSYM) continue;
       const bytes = sectionBytes(elf, table);
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       for (let at = SYM_SIZE; at + SYM_SIZE <= bytes.length; at += SYM_SIZE) {
         if (!moved.has(view.getUint16(at + 6, true))) continue;
-        patches.push({ at: table.offset + at + 8, bytes: u64Bytes(Number(view.getBigUint64(at + 8, true)) + notesAddressMove) });
+        patches.push({ at: table.offset + at + 8, bytes: u64Bytes(Number(view.getBigUint64(at + 8, true)) + movedRun.move) });
       }
     }
+  }
+  if (grownInPlace) {
     // What the grown table does not cover of the run's old place is zeros.
     const grownEnd = elf.phoff + tableSize;
     if (notes.end > grownEnd) patches.push({ at: grownEnd, bytes: new Uint8Array(notes.end - grownEnd) });
@@ -450,9 +620,11 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   const ehView = new DataView(ehdr.buffer);
   setU64(ehView, 40, outOffset(elf.shoff));
   if (phdrTableMoved) setU64(ehView, 32, tableOut);
+  else if (carried?.table) setU64(ehView, 32, elf.phoff + carriedMove);
+  else setU64(ehView, 32, outOffset(elf.phoff));
   if (phdrTableMoved || grownInPlace) ehView.setUint16(56, tableCount, true);
   patches.push({ at: 0, bytes: ehdr });
-  if (!phdrTableMoved && (shift > 0 || spare >= 0 || grownInPlace)) patches.push({ at: elf.phoff, bytes: phdrBytes });
+  if (!phdrTableMoved) patches.push({ at: elf.phoff, bytes: phdrBytes });
   patches.sort((a, b) => a.at - b.at);
   for (let i = 1; i < patches.length; i++) {
     if (patches[i].at < patches[i - 1].at + patches[i - 1].bytes.length) {
@@ -482,13 +654,18 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     pieces.push({ kind: "copy", source: input, from: notes.start, length: notes.end - notes.start, patched: false });
     out = notesOut + notes.end - notes.start;
   }
+  if (carried !== undefined) {
+    pieces.push({ kind: "zeros", length: carriedOut - out });
+    pieces.push({ kind: "copy", source: input, from: carried.start, length: carried.end - carried.start, patched: true });
+    out = carriedOut + carried.end - carried.start;
+  }
   if (tableAfterPartOne && phdrTableMoved) {
     pieces.push({ kind: "zeros", length: tableOut - out });
     pieces.push({ kind: "bytes", bytes: phdrBytes });
     out = tableOut + phdrBytes.length;
   }
-  pieces.push({ kind: "zeros", length: fatbinEnd - shift - out });
-  pieces.push({ kind: "copy", source: input, from: fatbinEnd, length: input.size - fatbinEnd, patched: true });
+  pieces.push({ kind: "zeros", length: holeEnd - shift - out });
+  pieces.push({ kind: "copy", source: input, from: holeEnd, length: input.size - holeEnd, patched: true });
   let outputSize = input.size - shift;
   if (relocate) {
     pieces.push({ kind: "zeros", length: newSegOffset - outputSize });
@@ -513,7 +690,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
     shift,
     split,
     phdrTableMoved,
-    movedSections: grownInPlace ? notes.sections.map((s) => ({ name: s.name, oldAddress: s.addr, newAddress: s.addr + notesAddressMove, size: s.size })) : [],
+    movedSections: movedRun === undefined ? [] : movedRun.sections.map((s) => ({ name: s.name, oldAddress: s.addr, newAddress: s.addr + movedRun.move, size: s.size })),
     relocated: relocate,
     fatbin: { offset: fatbin.offset, oldSize: fatbin.size, newSize: fatbinSectionSize },
   };
