@@ -365,7 +365,8 @@ function checkCovered(segments: readonly Segment[], loads: readonly Segment[], s
       out.add("SEGMENT_PAST_EOF", name, "p_filesz", s.at + 32, `${name}: p_offset (${hex(s.offset)}) + p_filesz (${hex(s.filesz)}) is greater than the file size (${hex(size)})`);
       continue;
     }
-    if (s.filesz === 0 && s.memsz === 0) continue;
+    // Nothing of it comes from the file (a PT_TLS of .tbss only): there is nothing to find mapped.
+    if (s.filesz === 0) continue;
     const cover = coverOf(loads, s);
     if (cover.problem !== undefined) out.add(cover.problem === "displaced" ? "SEGMENT_DISPLACED" : "SEGMENT_NOT_LOADED", name, "p_vaddr", s.at + 16, coverText(name, s, cover));
   }

@@ -100,7 +100,8 @@ export function checkFatBinaries(view: LoadView, options: FatBinaryCheckOptions 
   const relocated = new Map<number, { type: number; symbol: number; addend?: number; at: number; table: string }>();
   const end = segment.addr + count * WRAPPER_SIZE;
   forEachRelocation(source, view.dynamic, loads, (table, r, at) => {
-    if (r.offset >= segment.addr && r.offset < end && (r.offset - segment.addr) % WRAPPER_SIZE === WRAPPER_BINARY) relocated.set(r.offset, { ...r, at, table });
+    // R_*_NONE (type 0) writes nothing.
+    if (r.type !== 0 && r.offset >= segment.addr && r.offset < end && (r.offset - segment.addr) % WRAPPER_SIZE === WRAPPER_BINARY) relocated.set(r.offset, { ...r, at, table });
   });
   const symtab = dynamicValue(view.dynamic, DT_SYMTAB)?.value;
 

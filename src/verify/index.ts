@@ -48,6 +48,9 @@ export type VerifyReport =
   | { readonly kind: "linked ELF"; readonly findings: readonly Finding[]; readonly wrappers: number; readonly fatBinaries: readonly CheckedFatBinary[] }
   | { readonly kind: "ELF" | "other"; readonly findings: readonly Finding[]; readonly bundles: number; readonly entries: readonly string[] };
 
+/** Locator problems that say a thing was not read (another vendor's format), not that anything is damaged. */
+const FOREIGN = new Set(["NV_FATBIN"]);
+
 function sortedText(ids: readonly string[]): string {
   return [...ids].sort().join(", ") || "none";
 }
@@ -62,6 +65,7 @@ export function verifySource(source: ByteSource, options: VerifyOptions = {}): V
   const findings: Finding[] = elf.kind === "checked" ? [...elf.findings] : [];
   const location = (options.locate ?? ((s: ByteSource) => locate(s)))(source);
   for (const p of location.problems) {
+    if (FOREIGN.has(p.code)) continue;
     findings.push({ code: p.code, message: p.message, offset: p.offset, field: "bundle", subject: `container ${p.code}` });
   }
   const entries = [
