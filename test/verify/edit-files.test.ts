@@ -9,7 +9,8 @@ import { nodeCodecs } from "../../src/compress/node/codecs.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import type { ByteSource } from "../../src/engine/source.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
-import { planPrune } from "../../src/prune/index.js";
+import { planPrune, transformWith } from "../../src/prune/index.js";
+import { decompressBundleFile } from "../../src/prune/bundle-file.js";
 import type { PlannedPrune } from "../../src/prune/index.js";
 import { editFiles } from "../../src/prune/node.js";
 import type { Destination } from "../../src/prune/node.js";
@@ -122,5 +123,17 @@ describe("editFiles verifies each output before it replaces anything", () => {
     })));
     expect(error.code).toBe("OUTPUT_VERIFY_FAILED");
     expect(readdirSync(dir).sort()).toEqual(["in.elf", "out.elf"]);
+  });
+
+  it("a library of compressed fat binaries: each CCOB is decoded and must hold the kept entries", () => {
+    const dir = scratchDir("offload-kit-verify-");
+    const input = join(dir, "in.elf");
+    writeFileSync(input, transformWith(elf, { codecs }, "compress").output);
+    editFiles([input], { kind: "output", path: join(dir, "out.elf") }, codecs, prune);
+    const out = new Uint8Array(readFileSync(join(dir, "out.elf")));
+    const decompress = (ccob: Uint8Array) => decompressBundleFile(ccob, codecs, "test")!;
+    const kept = ["host-x86_64-unknown-linux-gnu-", "hipv4-amdgcn-amd-amdhsa--gfx90a"];
+    expect(codes(out, { decompress, expected: { fatBinaries: new Map([[0, kept], [1, kept]]) } })).toEqual([]);
+    expect(codes(out, { decompress, expected: { fatBinaries: new Map([[1, kept.slice(0, 1)]]) } })).toEqual(["FAT_BINARY_ENTRIES"]);
   });
 });
