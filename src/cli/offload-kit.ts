@@ -18,8 +18,9 @@ import { prune } from "./kit/prune.js";
 import { serve } from "./kit/serve.js";
 import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
+import { verify } from "./kit/verify.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

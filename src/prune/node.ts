@@ -28,6 +28,7 @@ import type { OutputFile } from "../node/output.js";
 import type { PlannedEdit } from "./index.js";
 import { withBundleCompressor } from "./linked-elf.js";
 import { materialize } from "./plan.js";
+import { verifyOutputFile } from "../verify/node.js";
 import type { OutputPlan } from "./plan.js";
 
 export type Destination =
@@ -305,6 +306,8 @@ export function editFiles<P extends PlannedEdit>(
             throw fileError(output, e);
           }
         }
+        // Checked before anything is renamed into place (src/verify/); an output on stdout or a device cannot be.
+        if (file.tempPath !== undefined && planned.plan !== undefined) verifyOutputFile(file.tempPath, source, planned, codecs, input);
         return { input, output, planned, outputSize };
       } finally {
         source.close();
