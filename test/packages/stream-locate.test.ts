@@ -18,13 +18,13 @@ import { scratchDir } from "../cli/harness.js";
 import { haveTools, located, tarEntry, tarOf, tool } from "./build.js";
 
 type Part =
-  | { readonly name: string; readonly bytes?: Uint8Array; readonly type?: number }
+  | { readonly name: string; readonly bytes?: Uint8Array; readonly type?: number; /** Holds the section names (as `.shstrtab` always does). */ readonly names?: true }
   | { readonly table: true };
 
 const SHT_PROGBITS = 1;
 const SHT_STRTAB = 3;
 
-/** A little-endian ELF64 file whose sections and section table lie in the order given (`.shstrtab` filled in). */
+/** A little-endian ELF64 file whose sections and section table lie in the order given (`.shstrtab`, or the part marked `names`, filled in). */
 function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8Array {
   const sections = parts.filter((p): p is Exclude<Part, { table: true }> => !("table" in p));
   let names = "\0";
@@ -33,7 +33,8 @@ function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8
     names += `${s.name}\0`;
     return at;
   });
-  const contents = sections.map((s) => (s.name === ".shstrtab" ? new TextEncoder().encode(names) : s.bytes ?? new Uint8Array(0)));
+  const isNames = (s: { name: string; names?: true }) => s.name === ".shstrtab" || s.names === true;
+  const contents = sections.map((s) => (isNames(s) ? new TextEncoder().encode(names) : s.bytes ?? new Uint8Array(0)));
   const tableSize = (sections.length + 1) * 64;
   const offsets: number[] = [];
   let tableOffset = 0;
@@ -60,14 +61,14 @@ function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8
   if (!options.noTable) {
     view.setBigUint64(40, BigInt(tableOffset), true);
     view.setUint16(60, sections.length + 1, true);
-    view.setUint16(62, sections.findIndex((s) => s.name === ".shstrtab") + 1, true);
+    view.setUint16(62, sections.findIndex(isNames) + 1, true);
   }
   sections.forEach((s, i) => {
     out.set(contents[i]!, offsets[i]!);
     if (options.noTable) return;
     const at = tableOffset + (i + 1) * 64;
     view.setUint32(at, nameOffsets[i]!, true);
-    view.setUint32(at + 4, s.type ?? (s.name === ".shstrtab" ? SHT_STRTAB : SHT_PROGBITS), true);
+    view.setUint32(at + 4, s.type ?? (isNames(s) ? SHT_STRTAB : SHT_PROGBITS), true);
     view.setBigUint64(at + 24, BigInt(offsets[i]!), true);
     view.setBigUint64(at + 32, BigInt(contents[i]!.length), true);
   });
@@ -205,9 +206,22 @@ describe("locating a streamed member", () => {
     expect(bundlesOf(members)).toEqual([]);
   });
 
-  it("section names more than 1 MiB before the table: not kept, so decoded again and spooled, the same answer", async () => {
-    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".debug_info", bytes: filler(1_200_000) }, { table: true }]);
+  it("section names more than 1 MiB before the table (a large .strtab between, as lld lays out): kept by their marker, streamed", async () => {
+    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".strtab", bytes: filler(1_200_000), type: SHT_STRTAB }, { table: true }]);
+    const members = await expectSameAsSpooled(file, 1);
+    expect(bundlesOf(members).map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+  });
+
+  it("section names more than 1 MiB before the table without the `.shstrtab` marker: not kept, so decoded again and spooled, the same answer", async () => {
+    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".names", names: true }, { name: ".debug_info", bytes: filler(1_200_000) }, { table: true }]);
     await expectSameAsSpooled(file, 0);
+  });
+
+  it("a `.shstrtab` string in .rodata is only a candidate: the table decides, the same answer", async () => {
+    const rodata = filler(300_000, 12);
+    rodata.set(new TextEncoder().encode("\0.shstrtab\0"), 150_000);
+    const file = elf([{ name: ".rodata", bytes: rodata }, { name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".strtab", bytes: filler(1_200_000), type: SHT_STRTAB }, { table: true }]);
+    await expectSameAsSpooled(file, 1);
   });
 
   it("a bundle in .rodata whose payloads would cover .hip_fatbin: the hop is not trusted, the same answer", async () => {
