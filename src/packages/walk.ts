@@ -84,8 +84,8 @@ export interface PackageWalk {
  * `ls`, `sizes` and `check`): the walker hands it the member's bytes in order, then `onMember` gets the
  * capture's `finish()` as the member's source. When `onMember` fails with an error `missed` recognises
  * (it needed a byte that was not kept), the member is decoded again (from the xz block holding its
- * start when the stream is an xz file with an index, as dpkg-deb writes; else from the start of its
- * stream; either way not counted against the budget a second time), spooled and handed to `onMember`
+ * start when the stream is an xz file with an index, as dpkg-deb writes, not counted against the budget
+ * again; else from the start of its stream, counted), spooled and handed to `onMember`
  * once more, so `onMember` must not act before its reads are done.
  */
 export interface MemberStreaming {
@@ -191,14 +191,16 @@ class Walker {
   }
 
   /**
-   * `source` decoded again from its byte `from` on, for a member read a second time: from the xz block
-   * holding `from` when the file has an index (`xzStream`), else from the start. Not counted against the
-   * budget: the first pass decoded and counted these bytes, and the caller reads no further than it did.
+   * `source` decoded again from its byte `from` on, for a member read a second time. From the xz block
+   * holding `from` when the file has an index (`xzStreamFrom`): not counted against the budget, as the
+   * first pass decoded and counted these bytes and the caller reads no further than the member (at most
+   * one block more). Otherwise from the stream's start, counted: many misses in one gzip or zstd stream
+   * would otherwise decode it again and again with nothing to stop them.
    */
   private decodeAgain(method: Compression, source: ByteSource, from: number): AsyncIterable<Uint8Array> {
     const seek = method === "xz" ? xzStreamFrom(source, from, this.xzLayout(source)) : undefined;
     if (seek !== undefined) return skipBytes(this.options.decoders.decode(method, seek.chunks), seek.skip);
-    return skipBytes(this.options.decoders.decode(method, sourceChunks(source)), from);
+    return skipBytes(this.decode(method, sourceChunks(source)), from);
   }
 
   /** Each xz file's index, read once (a package whose members miss reads again many times). */
