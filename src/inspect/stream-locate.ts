@@ -13,6 +13,7 @@
  * |---|---|
  * | its first 4 KiB | the ELF header |
  * | the section table (`e_shoff`, `e_shnum` from the header) and the 1 MiB before it | the table, and the section-name string table linkers put just before it |
+ * | 64 KiB either side of each `\0.shstrtab\0` before the table (the latest 8) | the section names where a large `.strtab` or `.symtab` lies between them and the table (lld's and GNU ld's order: `.symtab`, `.shstrtab`, `.strtab`, table; rocBLAS's 400 MB code objects have 36 MB of `.strtab` there) |
  * | 4 KiB from each magic (`__CLANG_OFFLOAD_BUNDLE__`, `CCOB`, `10 FF 10 AD`) the walk reaches | a bundle header as `readBinaryBundle` reads it; a whole compressed bundle or offload binary (its header gives its size) |
  * | the position of every magic in every stretch scanned | the locator's search for the next magic, answered from the list (`nextMagic`) |
  *
@@ -40,6 +41,16 @@ const PROBE = 4096;
 const HEAD = 4096;
 /** Bytes kept before the section table, for the section-name string table. */
 const BEFORE_TABLE = 1 << 20;
+/**
+ * What marks a section-name string table before anything says where it is: the table's own name, as
+ * every linker writes it (a string table starts with a NUL and ends each name with one). Whether a kept
+ * stretch holds the names is decided by the section table when it arrives, never by the marker.
+ */
+const NAMES_MARKER = new TextEncoder().encode("\0.shstrtab\0");
+/** Bytes kept either side of a names marker (the names table around its own name). */
+const NAMES_AROUND = 64 * 1024;
+/** Names markers kept at once: past it the oldest is dropped (the real one is usually the last before the table). */
+const MAX_NAMES_CANDIDATES = 8;
 /** The most bytes kept for one member. */
 export const MAX_KEPT = 48 * 1024 * 1024;
 /** The most magic positions listed for one member (a `.rodata` full of "CCOB" would list without end): past it, every search is a miss. */
@@ -118,6 +129,12 @@ export class MemberCapture {
   private readonly engine: Engine;
   /** Whether the section table is still to be read for where the section names lie. */
   private tableUnread = true;
+  /** The last NAMES_AROUND bytes of the stream (byte p at p % NAMES_AROUND), for the names before a marker. */
+  private readonly recent = new Uint8Array(NAMES_AROUND);
+  /** Stretches kept around names markers, oldest first. */
+  private readonly candidates: Kept[] = [];
+  /** Every names marker starting before this has been checked. */
+  private namesChecked = 0;
 
   constructor(readonly size: number, private readonly place: SectionTablePlace, engine?: Engine) {
     this.engine = engine ?? defaultEngine();
@@ -146,6 +163,75 @@ export class MemberCapture {
     const offset = Number(is64 ? view.getBigUint64(at + 24, littleEndian) : view.getUint32(at + 16, littleEndian));
     const length = Number(is64 ? view.getBigUint64(at + 32, littleEndian) : view.getUint32(at + 20, littleEndian));
     if (offset >= this.position && offset + length <= this.size) this.keep(offset, length);
+    // The names are known now: the markers' stretches that do not reach them are let go.
+    for (const k of [...this.candidates]) if (k.start + k.bytes.length <= offset || offset + length <= k.start) this.drop(k);
+  }
+
+  /** Forgets a kept stretch (a names candidate no longer wanted). */
+  private drop(k: Kept): void {
+    this.kept.splice(this.kept.indexOf(k), 1);
+    if (this.open.includes(k)) this.open.splice(this.open.indexOf(k), 1);
+    if (this.candidates.includes(k)) this.candidates.splice(this.candidates.indexOf(k), 1);
+    this.keptBytes -= k.bytes.length;
+  }
+
+  /**
+   * While the section table is still to come: keeps NAMES_AROUND bytes either side of each names
+   * marker starting in this chunk (or across its start), before the table's offset.
+   */
+  private findNames(chunk: Uint8Array, c0: number, c1: number): void {
+    const end = Math.min(c1, this.place.offset);
+    const from = Math.max(this.namesChecked, c0 - (NAMES_MARKER.length - 1), 0);
+    if (!this.tableUnread || from + NAMES_MARKER.length > end) return;
+    const found: number[] = [];
+    if (from < c0) {
+      const joint = new Uint8Array(c0 - from + Math.min(chunk.length, NAMES_MARKER.length - 1));
+      this.recentInto(joint, from, c0);
+      joint.set(chunk.subarray(0, joint.length - (c0 - from)), c0 - from);
+      for (let p = 0; p < c0 - from && p + NAMES_MARKER.length <= joint.length; p++) {
+        if (NAMES_MARKER.every((b, i) => joint[p + i] === b)) found.push(from + p);
+      }
+    }
+    const start = Math.max(0, from - c0);
+    if (start + NAMES_MARKER.length <= end - c0) {
+      findAll(new Window(this.engine, bytesSource(chunk)), NAMES_MARKER, start, end - c0, (p) => {
+        found.push(c0 + p);
+      });
+    }
+    this.namesChecked = Math.max(from, end - NAMES_MARKER.length + 1);
+    for (const at of found) {
+      const begin = Math.max(0, at - NAMES_AROUND, c0 - NAMES_AROUND);
+      // A stretch already kept around an earlier marker reaches this one's names too.
+      if (this.candidates.some((k) => k.start <= begin && at + NAMES_AROUND <= k.start + k.bytes.length)) continue;
+      const kept = this.keep(begin, Math.min(this.size, at + NAMES_AROUND) - begin);
+      if (kept === undefined) continue;
+      const before = Math.max(0, Math.min(c0, begin + kept.bytes.length) - begin);
+      this.recentInto(kept.bytes, begin, begin + before);
+      kept.filled = before;
+      this.candidates.push(kept);
+      if (this.candidates.length > MAX_NAMES_CANDIDATES) this.drop(this.candidates[0]!);
+    }
+  }
+
+  /** Copies stream bytes [from, to) (within the last NAMES_AROUND before the chunk in hand) into `dest` from its start. */
+  private recentInto(dest: Uint8Array, from: number, to: number): void {
+    for (let p = from; p < to;) {
+      const at = p % NAMES_AROUND;
+      const n = Math.min(to - p, NAMES_AROUND - at);
+      dest.set(this.recent.subarray(at, at + n), p - from);
+      p += n;
+    }
+  }
+
+  /** Remembers the end of `chunk` (stream bytes from c0) as the recent bytes. */
+  private remember(chunk: Uint8Array, c0: number): void {
+    const n = Math.min(chunk.length, NAMES_AROUND);
+    for (let p = c0 + chunk.length - n; p < c0 + chunk.length;) {
+      const at = p % NAMES_AROUND;
+      const m = Math.min(c0 + chunk.length - p, NAMES_AROUND - at);
+      this.recent.set(chunk.subarray(p - c0, p - c0 + m), at);
+      p += m;
+    }
   }
 
   /** Keeps [start, start + length) from now on (bytes already gone are taken from the chunk in hand). */
@@ -176,8 +262,11 @@ export class MemberCapture {
     if (c1 > this.size) throw new OffloadKitError("PACKAGE_SIZE_MISMATCH", `member yields more than its declared ${this.size} bytes`, { offset: this.size });
     this.fill(chunk, c0, 0);
     this.afterTable();
-    // The names may start within this very chunk.
+    const names = this.tableUnread && c0 < this.place.offset;
+    if (names) this.findNames(chunk, c0, c1);
+    // The names (or a marker's stretch) may start within this very chunk.
     this.fill(chunk, c0, 0);
+    if (names) this.remember(chunk, c0);
     const found = this.hits.length > MAX_HITS ? [] : this.scan(chunk, c0, c1);
     this.position = c1;
     for (const hit of found) {
@@ -319,9 +408,14 @@ export class MemberCapture {
       read(dest, position) {
         const n = Math.max(0, Math.min(dest.length, size - position));
         if (n === 0) return 0;
-        const k = kept.find((x) => x.start <= position && position + n <= x.start + x.filled);
-        if (k === undefined) throw new CaptureMiss(position, n);
-        dest.set(k.bytes.subarray(position - k.start, position - k.start + n));
+        // Pieced together from overlapping stretches when one does not hold it all (the names across a marker's stretch and the table's).
+        for (let p = position; p < position + n;) {
+          const k = kept.find((x) => x.start <= p && p < x.start + x.filled);
+          if (k === undefined) throw new CaptureMiss(position, n);
+          const m = Math.min(position + n, k.start + k.filled) - p;
+          dest.set(k.bytes.subarray(p - k.start, p - k.start + m), p - position);
+          p += m;
+        }
         return n;
       },
       nextMagic(from, to) {

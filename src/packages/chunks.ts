@@ -44,16 +44,17 @@ export class ChunkReader {
   private constructor(
     stream: AsyncIterable<Uint8Array> | undefined,
     readonly source?: ByteSource,
-    readonly reopen?: () => AsyncIterable<Uint8Array>,
+    readonly reopen?: (from: number) => AsyncIterable<Uint8Array>,
   ) {
     this.iterator = stream?.[Symbol.asyncIterator]();
   }
 
   /**
-   * A reader over a stream. `reopen`, when given, yields the same stream again from its first byte (by
-   * decoding again): what a member that could not be kept as it went by is read back from.
+   * A reader over a stream. `reopen`, when given, yields the same stream again from its byte `from` on
+   * (by decoding again, from the xz block holding it where the stream has blocks): what a member that
+   * could not be kept as it went by is read back from.
    */
-  static ofStream(stream: AsyncIterable<Uint8Array>, reopen?: () => AsyncIterable<Uint8Array>): ChunkReader {
+  static ofStream(stream: AsyncIterable<Uint8Array>, reopen?: (from: number) => AsyncIterable<Uint8Array>): ChunkReader {
     return new ChunkReader(stream, undefined, reopen);
   }
 
@@ -153,6 +154,19 @@ export class ChunkReader {
   /** Stops the stream underneath (a decoder or child process) when the reader is abandoned early. */
   async close(): Promise<void> {
     await this.iterator?.return?.();
+  }
+}
+
+/** `stream` without its first `count` bytes. */
+export async function* skipBytes(stream: AsyncIterable<Uint8Array>, count: number): AsyncGenerator<Uint8Array> {
+  let left = count;
+  for await (const chunk of stream) {
+    if (left >= chunk.length) {
+      left -= chunk.length;
+      continue;
+    }
+    yield left === 0 ? chunk : chunk.subarray(left);
+    left = 0;
   }
 }
 

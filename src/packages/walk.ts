@@ -29,7 +29,7 @@
 import { OffloadKitError, isOffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { readExact, sliceSource } from "../engine/source.js";
-import { ChunkReader, sourceChunks, truncated } from "./chunks.js";
+import { ChunkReader, skipBytes, sourceChunks, truncated } from "./chunks.js";
 import { isCpio, walkCpio } from "./cpio.js";
 import { DecompressionBudget, DecompressionBudgetError, defaultDecompressionLimit } from "./budget.js";
 import { compressionOf, tooLarge } from "./decoders.js";
@@ -41,6 +41,7 @@ import { TAR_BLOCK, isTarHeader, walkTar } from "./tar.js";
 import type { TarEntry } from "./tar.js";
 import { DEFLATE_MAX_RATIO, isZip, readZip, zipDataOffset } from "./zip.js";
 import type { ZipMember } from "./zip.js";
+import { readXzLayout, xzStreamFrom } from "./xz-index.js";
 
 export type PackageFormat = "zip" | "deb" | "rpm" | "tar" | "cpio" | "image" | Compression;
 
@@ -82,8 +83,10 @@ export interface PackageWalk {
  * What reads a member as it streams past instead of keeping it (src/inspect/stream-locate.ts for
  * `ls`, `sizes` and `check`): the walker hands it the member's bytes in order, then `onMember` gets the
  * capture's `finish()` as the member's source. When `onMember` fails with an error `missed` recognises
- * (it needed a byte that was not kept), the member is decoded again from the start of its stream,
- * spooled and handed to `onMember` once more, so `onMember` must not act before its reads are done.
+ * (it needed a byte that was not kept), the member is decoded again (from the xz block holding its
+ * start when the stream is an xz file with an index, as dpkg-deb writes, not counted against the budget
+ * again; else from the start of its stream, counted), spooled and handed to `onMember`
+ * once more, so `onMember` must not act before its reads are done.
  */
 export interface MemberStreaming {
   /** Members smaller than this are spooled (in memory, cheaply) as before. */
@@ -187,6 +190,27 @@ class Walker {
     return this.budget.count(this.options.decoders.decode(method, input), () => this.current);
   }
 
+  /**
+   * `source` decoded again from its byte `from` on, for a member read a second time. From the xz block
+   * holding `from` when the file has an index (`xzStreamFrom`): not counted against the budget, as the
+   * first pass decoded and counted these bytes and the caller reads no further than the member (at most
+   * one block more). Otherwise from the stream's start, counted: many misses in one gzip or zstd stream
+   * would otherwise decode it again and again with nothing to stop them.
+   */
+  private decodeAgain(method: Compression, source: ByteSource, from: number): AsyncIterable<Uint8Array> {
+    const seek = method === "xz" ? xzStreamFrom(source, from, this.xzLayout(source)) : undefined;
+    if (seek !== undefined) return skipBytes(this.options.decoders.decode(method, seek.chunks), seek.skip);
+    return skipBytes(this.decode(method, sourceChunks(source)), from);
+  }
+
+  /** Each xz file's index, read once (a package whose members miss reads again many times). */
+  private readonly layouts = new WeakMap<ByteSource, ReturnType<typeof readXzLayout>>();
+
+  private xzLayout(source: ByteSource): ReturnType<typeof readXzLayout> {
+    if (!this.layouts.has(source)) this.layouts.set(source, readXzLayout(source));
+    return this.layouts.get(source);
+  }
+
   private inflateRaw(input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
     return this.budget.count(this.options.decoders.inflateRaw(input), () => this.current);
   }
@@ -223,8 +247,7 @@ class Walker {
         case "cpio": return await this.walkEntries(walkCpio, ChunkReader.ofSource(source), path, depth);
         case "image": return;
         default: {
-          const open = () => this.decode(format, sourceChunks(source));
-          return await this.walkStream(open(), open, path, depth + 1, format);
+          return await this.walkStream(this.decode(format, sourceChunks(source)), (from) => this.decodeAgain(format, source, from), path, depth + 1, format);
         }
       }
     } catch (e) {
@@ -233,8 +256,8 @@ class Walker {
   }
 
   /** A decoded stream: a tar is walked as it comes; anything else is spooled and walked at random. */
-  /** `reopen` yields `stream` again from its start (decoding again), for members that must be read back. */
-  async walkStream(stream: AsyncIterable<Uint8Array>, reopen: () => AsyncIterable<Uint8Array>, path: readonly string[], depth: number, method: Compression): Promise<void> {
+  /** `reopen(from)` yields `stream` again from its byte `from` (decoding again, uncounted), for members that must be read back. */
+  async walkStream(stream: AsyncIterable<Uint8Array>, reopen: (from: number) => AsyncIterable<Uint8Array>, path: readonly string[], depth: number, method: Compression): Promise<void> {
     const reader = ChunkReader.ofStream(stream);
     try {
       const head = await reader.read(TAR_BLOCK);
@@ -250,7 +273,7 @@ class Walker {
         this.summary.containers++;
         const inner = format as Compression;
         return await this.walkStream(
-          this.decode(inner, prepend(head, this.rest(reader))), () => this.decode(inner, reopen()), path, depth + 1, inner,
+          this.decode(inner, prepend(head, this.rest(reader))), (from) => skipBytes(this.options.decoders.decode(inner, reopen(0)), from), path, depth + 1, inner,
         );
       }
       const spooled = await this.spool(prepend(head, this.rest(reader)), undefined, path, method);
@@ -354,10 +377,10 @@ class Walker {
         if (got < entry.size) throw short(got);
       },
       async () => {
-        // It needed bytes that went by: decode the stream again up to the member, and keep it this time.
-        const again = ChunkReader.ofStream(reader.reopen!());
+        // It needed bytes that went by: decode the stream again from the member (from its xz block where
+        // the stream has an index, else from the start), and keep it this time.
+        const again = ChunkReader.ofStream(reader.reopen!(entry.dataOffset));
         try {
-          if ((await again.skip(entry.dataOffset)) < entry.dataOffset) throw short(0);
           const spooled = await this.spool(again.take(entry.size), entry.size, path, "member");
           try {
             if (spooled.source.size < entry.size) throw short(spooled.source.size);
@@ -529,7 +552,7 @@ class Walker {
     const compression = compressionOf(head);
     const reader = compression === undefined
       ? ChunkReader.ofSource(payload)
-      : ChunkReader.ofStream(this.decode(compression, sourceChunks(payload)), () => this.decode(compression, sourceChunks(payload)));
+      : ChunkReader.ofStream(this.decode(compression, sourceChunks(payload)), (from) => this.decodeAgain(compression, payload, from));
     await this.walkEntries(walkCpio, reader, path, depth + (compression === undefined ? 0 : 1));
   }
 
@@ -592,8 +615,9 @@ class Walker {
         const blob = bytesOf(entry);
         const head = readExact(blob, 0, Math.min(blob.size, 16));
         const compression = compressionOf(head);
-        const open = (method: Compression) => this.decode(method, sourceChunks(blob));
-        const reader = compression === undefined ? ChunkReader.ofSource(blob) : ChunkReader.ofStream(open(compression), () => open(compression));
+        const reader = compression === undefined
+          ? ChunkReader.ofSource(blob)
+          : ChunkReader.ofStream(this.decode(compression, sourceChunks(blob)), (from) => this.decodeAgain(compression, blob, from));
         this.summary.containers++;
         await this.walkEntries(walkTar, reader, [...imagePath, layerName], depth + 1, (member) => {
           const visible = stack.offer(member.name, layer, member.headerOffset, member.type === "directory");

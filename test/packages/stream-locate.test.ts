@@ -14,18 +14,20 @@ import { memorySpooler } from "../../src/packages/decoders.js";
 import type { Decoders, Spooler } from "../../src/packages/decoders.js";
 import { walkPackage } from "../../src/packages/walk.js";
 import type { PackageProblem } from "../../src/packages/walk.js";
-import { scratchDir } from "../cli/harness.js";
+import { runOffloadKit } from "../../src/cli/offload-kit.js";
+import { runInDir, scratchDir } from "../cli/harness.js";
+import { HANG_MS } from "../limits.js";
 import { haveTools, located, tarEntry, tarOf, tool } from "./build.js";
 
 type Part =
-  | { readonly name: string; readonly bytes?: Uint8Array; readonly type?: number }
+  | { readonly name: string; readonly bytes?: Uint8Array; readonly type?: number; /** Holds the section names (as `.shstrtab` always does). */ readonly names?: true }
   | { readonly table: true };
 
 const SHT_PROGBITS = 1;
 const SHT_STRTAB = 3;
 
-/** A little-endian ELF64 file whose sections and section table lie in the order given (`.shstrtab` filled in). */
-function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8Array {
+/** A little-endian ELF64 file whose sections and section table lie in the order given (`.shstrtab`, or the part marked `names`, filled in). */
+function elf(parts: readonly Part[], options: { noTable?: boolean; machine?: number } = {}): Uint8Array {
   const sections = parts.filter((p): p is Exclude<Part, { table: true }> => !("table" in p));
   let names = "\0";
   const nameOffsets = sections.map((s) => {
@@ -33,7 +35,8 @@ function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8
     names += `${s.name}\0`;
     return at;
   });
-  const contents = sections.map((s) => (s.name === ".shstrtab" ? new TextEncoder().encode(names) : s.bytes ?? new Uint8Array(0)));
+  const isNames = (s: { name: string; names?: true }) => s.name === ".shstrtab" || s.names === true;
+  const contents = sections.map((s) => (isNames(s) ? new TextEncoder().encode(names) : s.bytes ?? new Uint8Array(0)));
   const tableSize = (sections.length + 1) * 64;
   const offsets: number[] = [];
   let tableOffset = 0;
@@ -53,21 +56,21 @@ function elf(parts: readonly Part[], options: { noTable?: boolean } = {}): Uint8
   const view = new DataView(out.buffer);
   out.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]);
   view.setUint16(16, 3, true);
-  view.setUint16(18, 62, true);
+  view.setUint16(18, options.machine ?? 62, true);
   view.setUint32(20, 1, true);
   view.setUint16(52, 64, true);
   view.setUint16(58, 64, true);
   if (!options.noTable) {
     view.setBigUint64(40, BigInt(tableOffset), true);
     view.setUint16(60, sections.length + 1, true);
-    view.setUint16(62, sections.findIndex((s) => s.name === ".shstrtab") + 1, true);
+    view.setUint16(62, sections.findIndex(isNames) + 1, true);
   }
   sections.forEach((s, i) => {
     out.set(contents[i]!, offsets[i]!);
     if (options.noTable) return;
     const at = tableOffset + (i + 1) * 64;
     view.setUint32(at, nameOffsets[i]!, true);
-    view.setUint32(at + 4, s.type ?? (s.name === ".shstrtab" ? SHT_STRTAB : SHT_PROGBITS), true);
+    view.setUint32(at + 4, s.type ?? (isNames(s) ? SHT_STRTAB : SHT_PROGBITS), true);
     view.setBigUint64(at + 24, BigInt(offsets[i]!), true);
     view.setBigUint64(at + 32, BigInt(contents[i]!.length), true);
   });
@@ -205,9 +208,22 @@ describe("locating a streamed member", () => {
     expect(bundlesOf(members)).toEqual([]);
   });
 
-  it("section names more than 1 MiB before the table: not kept, so decoded again and spooled, the same answer", async () => {
-    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".debug_info", bytes: filler(1_200_000) }, { table: true }]);
+  it("section names more than 1 MiB before the table (a large .strtab between, as lld lays out): kept by their marker, streamed", async () => {
+    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".strtab", bytes: filler(1_200_000), type: SHT_STRTAB }, { table: true }]);
+    const members = await expectSameAsSpooled(file, 1);
+    expect(bundlesOf(members).map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+  });
+
+  it("section names more than 1 MiB before the table without the `.shstrtab` marker: not kept, so decoded again and spooled, the same answer", async () => {
+    const file = elf([{ name: ".hip_fatbin", bytes: fatbin() }, { name: ".names", names: true }, { name: ".debug_info", bytes: filler(1_200_000) }, { table: true }]);
     await expectSameAsSpooled(file, 0);
+  });
+
+  it("a `.shstrtab` string in .rodata is only a candidate: the table decides, the same answer", async () => {
+    const rodata = filler(300_000, 12);
+    rodata.set(new TextEncoder().encode("\0.shstrtab\0"), 150_000);
+    const file = elf([{ name: ".rodata", bytes: rodata }, { name: ".hip_fatbin", bytes: fatbin() }, { name: ".shstrtab" }, { name: ".strtab", bytes: filler(1_200_000), type: SHT_STRTAB }, { table: true }]);
+    await expectSameAsSpooled(file, 1);
   });
 
   it("a bundle in .rodata whose payloads would cover .hip_fatbin: the hop is not trusted, the same answer", async () => {
@@ -324,4 +340,135 @@ describe("a deflated zip member (a wheel's library)", () => {
     expect(streamed.problems).toEqual(spooled.problems);
     expect(streamed.members).toEqual(spooled.members);
   });
+});
+
+/** An ar archive (a .deb when its members are debian-binary, control.tar.*, data.tar.*). */
+function arOf(members: readonly [string, Uint8Array][]): Uint8Array {
+  const parts: Uint8Array[] = [new TextEncoder().encode("!<arch>\n")];
+  for (const [name, body] of members) {
+    const header = `${name.padEnd(16)}${"0".padEnd(12)}${"0".padEnd(6)}${"0".padEnd(6)}${"100644".padEnd(8)}${String(body.length).padEnd(10)}\`\n`;
+    parts.push(new TextEncoder().encode(header), body, ...(body.length % 2 === 1 ? [new Uint8Array([0x0a])] : []));
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+const EM_AMDGPU = 224;
+const MiB = 1024 * 1024;
+
+describe("a .deb whose standalone code objects keep their section names behind a large .strtab (librocblas0's layout)", () => {
+  // Over 16 MiB each, so that the CLI streams them as it does librocblas0's (its TensileLibrary_*.co: .symtab,
+  // .shstrtab, then 23-36 MB of .strtab before the section table).
+  const codeObject = elf([
+    { name: ".note", bytes: filler(4096, 2) },
+    { name: ".text", bytes: filler(16 * MiB, 3) },
+    { name: ".symtab", bytes: filler(200_000, 4), type: 2 },
+    { name: ".shstrtab" },
+    { name: ".strtab", bytes: filler(1536 * 1024, 5), type: SHT_STRTAB },
+    { table: true },
+  ], { machine: EM_AMDGPU });
+  // A host library whose names table has no `.shstrtab` marker and lies 1.2 MiB before the table: a miss, read again.
+  const library = elf([
+    { name: ".hip_fatbin", bytes: fatbin() },
+    { name: ".text", bytes: filler(16 * MiB, 6) },
+    { name: ".names", names: true },
+    { name: ".debug_info", bytes: filler(1_200_000, 7) },
+    { table: true },
+  ]);
+  const files: [string, Uint8Array][] = [
+    ["usr/share/doc/readme", new TextEncoder().encode("text\n")],
+    ["usr/lib/library/TensileLibrary_gfx908.co", codeObject],
+    ["usr/lib/libx.so", library],
+    ["usr/lib/library/after.dat", filler(70_000, 8)],
+  ];
+  const tar = tarOf(files.map(([name, body]) => tarEntry(name, body)));
+
+  /** data.tar.xz in 1 MiB blocks, as dpkg-deb writes it in blocks; undefined without the xz program. */
+  function deb(): Uint8Array | undefined {
+    if (!haveTools("xz")) return undefined;
+    const xz = tool("xz", ["-0", "-T1", "--block-size=1MiB", "-c"], { input: tar })!;
+    const control = tool("xz", ["-0", "-c"], { input: tarOf([tarEntry("./control", new TextEncoder().encode("Package: x\n"))]) })!;
+    return arOf([["debian-binary", new TextEncoder().encode("2.0\n")], ["control.tar.xz", control], ["data.tar.xz", xz]]);
+  }
+
+  it("is walked with each member decoded once, and the one miss read again from its own xz block, within a budget of the package's own bytes", async () => {
+    const pkg = deb();
+    if (pkg === undefined) return;
+    // Every decode's output, counted as it is consumed (the hook is the walker's `decoders`).
+    const decoded: number[] = [];
+    const inner = nodeDecoders();
+    const decoders: Decoders = {
+      ...inner,
+      async *decode(method, input) {
+        const k = decoded.push(0) - 1;
+        for await (const chunk of inner.decode(method, input)) {
+          decoded[k]! += chunk.length;
+          yield chunk;
+        }
+      },
+    };
+    const members = new Map<string, unknown>();
+    const problems: PackageProblem[] = [];
+    const walk = await walkPackage(bytesSource(pkg), "x.deb", {
+      decoders,
+      spooler: memorySpooler(),
+      // The package's own decoded bytes and nothing more: a re-read that were counted would run it out.
+      maxDecompressed: tar.length,
+      onMember: ({ path, source }) => {
+        members.set(path.slice(1).join("/"), located(source));
+      },
+      onProblem: (p) => problems.push(p),
+      streamMembers: { minSize: 16 * MiB + 1, start: captureMember, missed: isCaptureMiss },
+    });
+    expect(problems).toEqual([]);
+    expect(walk!.streamed).toBe(1);
+    expect([...members.keys()]).toEqual(files.map(([name]) => name));
+    for (const [name, body] of files) expect(members.get(name), name).toEqual(located(bytesSource(body)));
+    expect(bundlesOf(members, "usr/lib/libx.so").map((b) => b.section)).toEqual([".hip_fatbin", ".hip_fatbin"]);
+    // The first pass decodes the whole tar once; the miss is decoded again from the 1 MiB block holding
+    // its start, not from the package's start (16 MiB and more before it), so at most its size and a block.
+    expect(decoded.length).toBe(2);
+    expect(decoded[0]).toBe(tar.length);
+    expect(decoded[1]).toBeGreaterThanOrEqual(library.length);
+    expect(decoded[1]).toBeLessThanOrEqual(library.length + 2 * MiB);
+  }, HANG_MS);
+
+  it("ls, sizes and check --json of the .deb answer as for the unpacked files", async () => {
+    const pkg = deb();
+    if (pkg === undefined) return;
+    const dir = scratchDir("offload-kit-rocblas-layout-");
+    writeFileSync(join(dir, "x.deb"), pkg);
+    for (const [name, body] of files) {
+      mkdirSync(join(dir, "unpacked", name, ".."), { recursive: true });
+      writeFileSync(join(dir, "unpacked", name), body);
+    }
+    const kit = (...args: string[]) => runInDir(dir, (io) => runOffloadKit("offload-kit", args, io));
+    const strip = ({ path: _p, member: _m, ...rest }: Record<string, unknown>) => rest;
+    for (const command of [["ls", "--json"], ["sizes", "--json"]]) {
+      const fromDeb = await kit(...command, "x.deb");
+      expect(fromDeb.stderr, command.join(" ")).toBe("");
+      expect(fromDeb.code).toBe(0);
+      const pkgReport = JSON.parse(fromDeb.stdout.toString()).files[0];
+      // Every member read, the code object located as it streamed (no miss), the library read again after its miss.
+      expect(pkgReport.package).toMatchObject({ format: "deb", members: 4, streamed: 1 });
+      expect(pkgReport.problems ?? []).toEqual([]);
+      // Only members with device code are listed: the library's, as for the unpacked file.
+      expect(pkgReport.members.map((m: { member: string[] }) => m.member.join("/"))).toEqual(["usr/lib/libx.so"]);
+      const fromFile = JSON.parse((await kit(...command, join("unpacked", "usr/lib/libx.so"))).stdout.toString()).files[0];
+      expect(strip(pkgReport.members[0]), command[0]).toEqual(strip(fromFile));
+      expect(pkgReport.members[0].size).toBe(library.length);
+    }
+    const checked = await kit("check", "--gpu=gfx90a", "--json", "x.deb");
+    expect(checked.stderr).toBe("");
+    expect(checked.code).toBe(0);
+    const verdict = JSON.parse(checked.stdout.toString()).inputs[0];
+    const alone = JSON.parse((await kit("check", "--gpu=gfx90a", "--json", join("unpacked", "usr/lib/libx.so"))).stdout.toString()).inputs[0];
+    expect(verdict).toMatchObject({ kind: "package", ok: true, deviceEntries: 2, loadable: 1 });
+    expect(verdict.targets).toEqual(alone.targets);
+  }, HANG_MS);
 });
