@@ -163,12 +163,15 @@ export function entriesOf(location: Location, verdict: (id: string) => EntryVerd
 
 /**
  * The fat binaries among a located file's bundles, each with its entries (as `entriesOf` gave them) and
- * verdict; `source` is read for where each came from (wrappers and symbols of a linked ELF file).
+ * verdict; `source`, when given, is read for where each came from (wrappers and symbols of a linked ELF
+ * file). Package members are not given one: a member located as it streams keeps only the bytes the
+ * locator reads, not the wrappers and relocations, and its answer must not depend on whether it streamed.
  */
-export function fatBinariesOf(location: Location, entries: readonly CheckedEntry[], source: ByteSource): CheckedFatBinary[] {
+export function fatBinariesOf(location: Location, entries: readonly CheckedEntry[], source?: ByteSource): CheckedFatBinary[] {
   const bundles = location.bundles.filter(isFatBinary);
   if (bundles.length === 0) return [];
-  const origins = bundles.some((b) => b.section !== undefined && b.member === undefined) ? fatBinaryOrigins(source) : new Map<number, FatBinaryOrigin>();
+  const named = source !== undefined && bundles.some((b) => b.section !== undefined && b.member === undefined);
+  const origins = named ? fatBinaryOrigins(source) : new Map<number, FatBinaryOrigin>();
   return bundles.map((bundle) => {
     const mine = entries.filter((e) => e.bundle === bundle.index);
     const offset = fatBinaryOffset(bundle);

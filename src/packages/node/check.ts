@@ -111,7 +111,7 @@ async function checkPackageWith(path: string, verdict: (id: string) => EntryVerd
         location = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob }));
         // A member's own archive members are named after it, `!` per level as everywhere in packages.
         const found = entriesOf(location, verdict);
-        own = fatBinariesOf(location, found, source).map((f) => ({ ...f, member: f.member !== undefined ? `${name}!${f.member}` : name }));
+        own = fatBinariesOf(location, found).map((f) => ({ ...f, member: f.member !== undefined ? `${name}!${f.member}` : name }));
         mine = found.map((e) => ({ ...e, member: e.member !== undefined ? `${name}!${e.member}` : name }));
       } catch (e) {
         // A streamed member whose bytes were not kept is read again, spooled, by the walker.
