@@ -3,10 +3,14 @@
  * (`<argv0>: error: <message>`, as WithColor::error prints them without a terminal), the program
  * name the native tool would have seen, and the rule that bad input never produces a stack trace.
  */
-import { readFileSync, statSync, writeSync } from "node:fs";
+import { constants as bufferConstants } from "node:buffer";
+import { statSync, writeSync } from "node:fs";
 import { basename, delimiter, dirname, resolve } from "node:path";
 import { isOffloadKitError } from "../engine/errors.js";
 import { fileError, strerror } from "../node/errors.js";
+import { readExact } from "../engine/source.js";
+import { FileSource } from "../node/file-source.js";
+import { limitText } from "../node/spool.js";
 import { endByBrokenPipe } from "../process/run.js";
 import type { ResponseFileReader } from "./args.js";
 
@@ -97,6 +101,13 @@ export function runGuarded(io: CliIO, argv0: string, body: () => number): number
   }
 }
 
+/**
+ * The largest response file read: its text must fit one JavaScript string (V8's longest, 2^29 - 24
+ * characters, about 512 MiB), so anything larger could not be expanded anyway; `@/dev/zero` stops there
+ * instead of reading without end (LLVM reads the whole file, however large).
+ */
+export const RESPONSE_FILE_LIMIT = bufferConstants.MAX_STRING_LENGTH;
+
 /** Response files (`@file`) as LLVM expands them, read relative to the current directory. */
 export function responseFileReader(cwd: string): ResponseFileReader {
   return {
@@ -104,10 +115,21 @@ export function responseFileReader(cwd: string): ResponseFileReader {
     readFile(path) {
       try {
         if (statSync(path).isDirectory()) return { error: "Is a directory" };
-        return readFileSync(path);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
         return { error: strerror(e) };
+      }
+      let source: FileSource | undefined;
+      try {
+        source = FileSource.open(path, { limit: RESPONSE_FILE_LIMIT, what: "the response file" });
+        return readExact(source, 0, source.size);
+      } catch (e) {
+        if (!isOffloadKitError(e)) throw e;
+        if (e.code === "ENOENT") return undefined;
+        if (e.code === "INPUT_TOO_LARGE") return { error: `File too large (more than ${limitText(RESPONSE_FILE_LIMIT)}, the longest text a response file may hold)` };
+        return { error: strerror(e.cause) };
+      } finally {
+        source?.close();
       }
     },
   };

@@ -267,3 +267,28 @@ export function describeCases(cases: readonly SettingCase[]): string {
 export function describeSettings(settings: Readonly<Record<string, boolean>>): string {
   return Object.entries(settings).map(([feature, on]) => `${feature} ${onOff(on)}`).join(" and ");
 }
+
+/**
+ * The HIP runtime's rule for one fat binary, which `prune` (what it keeps) and `check` (what loads) both
+ * apply: a fat binary with device entries must have one the device takes, or registering it fails every
+ * launch with hipErrorNoBinaryForGpu (ROCm clr hip_fatbin.cpp), whatever the file's other fat binaries hold.
+ * One with host entries only has nothing to look for, and passes.
+ */
+export function fatBinaryHasCode(deviceEntries: number, usable: number): boolean {
+  return deviceEntries === 0 || usable > 0;
+}
+
+/** What one fat binary's entries add up to on one GPU configuration. */
+export interface FatBinaryJudgement extends FileJudgement {
+  readonly deviceEntries: number;
+}
+
+/**
+ * Judges one fat binary by its entries' verdicts: it passes when, under every setting of the features `--gpu`
+ * leaves unstated, `fatBinaryHasCode` holds for the entries that load under it.
+ */
+export function judgeFatBinary(verdicts: readonly EntryVerdict[]): FatBinaryJudgement {
+  const deviceEntries = verdicts.filter((v) => v.verdict !== "host").length;
+  const { unstated, cases } = judgeEntries(verdicts);
+  return { ok: cases.every((c) => fatBinaryHasCode(deviceEntries, c.loadable)), unstated, cases, deviceEntries };
+}

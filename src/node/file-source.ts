@@ -8,7 +8,15 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { isOffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { fileError } from "./errors.js";
-import { spoolStream } from "./spool.js";
+import { OffloadKitError } from "../engine/errors.js";
+import { limitText, spoolStream, streamLimit } from "./spool.js";
+
+/** For an input read whole whatever it is: the most bytes it may have, and what it is, for the message. */
+export interface OpenLimit {
+  readonly limit: number;
+  /** `the replacement (--with)`. */
+  readonly what: string;
+}
 
 export class FileSource implements ByteSource {
   private closed = false;
@@ -20,8 +28,12 @@ export class FileSource implements ByteSource {
     private readonly cleanup?: () => void,
   ) {}
 
-  static open(path: string): FileSource {
-    if (path === "-") return FileSource.fromStream(0, "-");
+  /**
+   * Opens `path`; a stream is spooled under the stream limit (src/node/spool.ts), and under `bounded.limit`
+   * too when given, which a regular file must also keep to.
+   */
+  static open(path: string, bounded?: OpenLimit): FileSource {
+    if (path === "-") return FileSource.fromStream(0, "-", bounded);
     let fd: number;
     try {
       fd = openSync(path, "r");
@@ -32,7 +44,11 @@ export class FileSource implements ByteSource {
     try {
       const stat = fstatSync(fd);
       if (stat.isDirectory()) throw fileError(path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
-      if (!stat.isFile()) return FileSource.fromStream(fd, path);
+      if (!stat.isFile()) return FileSource.fromStream(fd, path, bounded);
+      if (bounded !== undefined && stat.size > bounded.limit) {
+        throw new OffloadKitError("INPUT_TOO_LARGE", `'${path}': ${bounded.what} is ${stat.size} bytes, more than ${limitText(bounded.limit)}, the most it may be`,
+          { offset: bounded.limit, field: bounded.what });
+      }
       kept = true;
       return new FileSource(path, fd, stat.size);
     } catch (e) {
@@ -46,8 +62,8 @@ export class FileSource implements ByteSource {
    * The open stream `input` read to its end into a temporary file, which the source then reads (and removes
    * when closed); `path` names it in messages. The caller still owns `input`.
    */
-  static fromStream(input: number, path: string): FileSource {
-    const spool = spoolStream(input, path);
+  static fromStream(input: number, path: string, bounded?: OpenLimit): FileSource {
+    const spool = spoolStream(input, path, streamLimit(bounded?.limit), bounded?.what);
     return new FileSource(path, spool.fd, spool.size, spool.remove);
   }
 

@@ -23,11 +23,11 @@ export function defaultDecompressionLimit(packageSize: number): number {
 }
 
 /** `OFFLOAD_KIT_MAX_DECOMPRESSED`'s value as a byte count (Infinity for `unlimited`), or undefined when unset. */
-export function parseDecompressionLimit(text: string | undefined): number | undefined {
+export function parseDecompressionLimit(text: string | undefined, variable = "OFFLOAD_KIT_MAX_DECOMPRESSED"): number | undefined {
   if (text === undefined || text.trim() === "") return undefined;
   if (text.trim().toLowerCase() === "unlimited") return Infinity;
   const m = /^\s*(\d+)\s*([kmgt]i?b?)?\s*$/i.exec(text);
-  if (m === null) throw new OffloadKitError("BAD_OPTION", `OFFLOAD_KIT_MAX_DECOMPRESSED='${text}' is not a size (bytes, K, M, G, T, or 'unlimited')`);
+  if (m === null) throw new OffloadKitError("BAD_OPTION", `${variable}='${text}' is not a size (bytes, K, M, G, T, or 'unlimited')`);
   const unit = (m[2] ?? "").charAt(0).toLowerCase();
   return Number(m[1]) * (unit === "" ? 1 : 1024 ** ("kmgt".indexOf(unit) + 1));
 }

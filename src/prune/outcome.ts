@@ -6,6 +6,7 @@
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
 import { byteStringToUnicode } from "../formats/bytes.js";
+import { fatBinaryHasCode } from "../inspect/check.js";
 import { decideEntry, selectionText } from "./select.js";
 import type { Selection } from "./select.js";
 
@@ -55,7 +56,7 @@ export function selectEntries<T extends { readonly id: string; readonly size: nu
       if (!decision.host) keptDevices++;
     }
   }
-  if (devices > 0 && keptDevices === 0 && !ctx.allowEmpty) {
+  if (!fatBinaryHasCode(devices, keptDevices) && !ctx.allowEmpty) {
     const ids = entries.filter((e) => !decideEntry(ctx.selection, e.id).host).map((e) => byteStringToUnicode(e.id));
     throw new OffloadKitError("PRUNE_EMPTY",
       `${placeText(ctx.name, where)}: ${selectionText(ctx.selection)} keeps none of the bundle's device entries (${ids.join(", ")}); ` +

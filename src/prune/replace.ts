@@ -24,6 +24,14 @@ import type { ReplaceContext } from "./swap.js";
 
 export type { ReplaceContext } from "./swap.js";
 
+/**
+ * The largest replacement code object read (4 GiB): a compressed bundle (v2, what clang writes by default)
+ * states its total size in 32 bits, so nothing larger could be stored compressed, and device code objects
+ * are far smaller (the largest entry of librocsparse0's 1.3 GB library is 14 MB). It bounds `--with`, which
+ * is read whole, so `/dev/zero` or a FIFO that never ends is an error rather than a read without end.
+ */
+export const REPLACEMENT_LIMIT = 4 * 1024 ** 3;
+
 export interface ReplaceOptions {
   /** The entry ID (byte string, as `offload-kit ls` prints it) whose code object is replaced. */
   readonly entry: string;

@@ -87,7 +87,8 @@ describe("issue 19 item 5: magics outside the offload sections are not device co
     const fat = check(["--gpu=gfx90a", "libfatbin.so"], { cwd: dir });
     expect(fat.stderr).toBe("");
     expect(fat.code).toBe(0);
-    expect(fat.stdout).toMatch(/^libfatbin\.so: embedded bundles, 1 device entry, 1 loadable on gfx90a\n/);
+    // Issue 24 item 6: a bundle in .hip_fatbin is a fat binary, counted in the headline.
+    expect(fat.stdout).toMatch(/^libfatbin\.so: embedded bundles, 1 device entry, 1 loadable on gfx90a; 1 of 1 fat binary OK\n/);
     // In a directory, a library without device code is skipped, not failed.
     const tree = check(["--gpu=gfx90a", "."], { cwd: dir });
     expect(tree.code).toBe(0);
@@ -241,7 +242,7 @@ describe("issue 19 item 9: summary per target, then the detail with bundle index
     const r = check(["--gpu=gfx90a", APP]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe([
-      `${APP}: embedded bundles, 6 device entries, 3 loadable on gfx90a`,
+      `${APP}: embedded bundles, 6 device entries, 3 loadable on gfx90a; 3 of 3 fat binaries OK`,
       "  TARGET                           ENTRIES  BYTES   LOADS  WHY",
       "  host-x86_64-unknown-linux--            3       0  -      host code (not device code)",
       "  hipv4-amdgcn-amd-amdhsa--gfx906        3   9,064  no     processor 'gfx906' is not 'gfx90a'",
@@ -256,6 +257,11 @@ describe("issue 19 item 9: summary per target, then the detail with bundle index
       "  bundle 2  0x7000+0x1000     0  -      host-x86_64-unknown-linux--",
       "  bundle 2  0x7000+0x1000  3032  no     hipv4-amdgcn-amd-amdhsa--gfx906",
       "  bundle 2  0x7000+0x2000  4064  yes    hipv4-amdgcn-amd-amdhsa--gfx90a",
+      // Issue 24 item 6: each fat binary, where it starts (a compressed one: the CCOB) and its translation unit.
+      "  FAT BINARY    OFFSET  FROM                           OK   WHY",
+      "  fat binary 0  0x1000  a.hip, __hip_fatbin_wrapper 0  yes  1 loadable",
+      "  fat binary 1  0x4000  b.hip, __hip_fatbin_wrapper 1  yes  1 loadable",
+      "  fat binary 2  0x7000  c.hip, __hip_fatbin_wrapper 2  yes  1 loadable",
       "OK: every input has device code gfx90a can load",
       "",
     ].join("\n"));

@@ -11,10 +11,11 @@ import { formatWithCommas } from "../../bundler/compressed.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { CHECK_KINDS, describeCases, parseGpu } from "../../inspect/check.js";
+import { describeOrigin } from "../../inspect/fat-binaries.js";
 import type { EntryVerdict, GpuConfig } from "../../inspect/check.js";
 import { checkPathsWithPackages } from "../../packages/node/check.js";
-import type { CheckedPackage } from "../../packages/node/check.js";
-import type { CheckRun, CheckedEntry, CheckedInput } from "../../inspect/node/check.js";
+import type { CheckedMember, CheckedPackage } from "../../packages/node/check.js";
+import type { CheckRun, CheckedEntry, CheckedFatBinary, CheckedInput } from "../../inspect/node/check.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning } from "../io.js";
@@ -46,7 +47,30 @@ function targetRows(input: CheckedInput): TargetRow[] {
 }
 
 function inputOk(input: CheckedInput): boolean {
-  return input.error === undefined && input.judgement.ok;
+  return input.error === undefined && input.ok;
+}
+
+/** The fat binaries counted in the headline and listed: a file's when it has several or any in a section, a package's always. */
+function listsFatBinaries(input: CheckedInput): boolean {
+  return input.fatBinaries.length > 1 || input.fatBinaries.some((f) => f.section !== undefined) || (input.kind === "package" && input.fatBinaries.length > 0);
+}
+
+function fatBinaryCount(input: CheckedInput): string {
+  const ok = input.fatBinaries.filter((f) => f.judgement.ok).length;
+  return `${ok} of ${plural(input.fatBinaries.length, "fat binary", "fat binaries")} OK`;
+}
+
+/** `fat binary 1 at 0x3000 (kernels_b.hip, __hip_fatbin_wrapper 1)`: one fat binary, as messages name it. */
+function fatBinaryName(f: CheckedFatBinary): string {
+  const origin = describeOrigin(f.origin);
+  return `fat binary ${f.index}${f.member !== undefined ? ` of ${byteStringToUnicode(f.member)}` : ""} at ${hex(f.offset)}${origin === "" ? "" : ` (${origin})`}`;
+}
+
+function fatBinaryWhy(f: CheckedFatBinary, gpu: GpuConfig): string {
+  const ids = [...new Set(f.entries.filter((e) => e.verdict.verdict !== "host").map((e) => byteStringToUnicode(e.id)))];
+  if (f.judgement.ok) return f.judgement.deviceEntries === 0 ? "host code only" : `${f.loadable > 0 ? f.loadable : describeCases(f.judgement.cases)} loadable`;
+  const cases = f.judgement.unstated.length === 0 ? "" : ` (${describeCases(f.judgement.cases)})`;
+  return `nothing ${gpu.input} can load${cases}: hipErrorNoBinaryForGpu when it is registered; it holds ${ids.join(", ")}`;
 }
 
 function runOk(run: CheckRun): boolean {
@@ -57,9 +81,10 @@ function headline(input: CheckedInput, gpu: GpuConfig): string {
   if (input.kind === "none") return `${input.path}: no offload bundles or offload binaries`;
   const count = plural(input.deviceEntries, "device entry", "device entries");
   const { unstated, cases } = input.judgement;
-  if (unstated.length === 0) return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}`;
+  const fat = listsFatBinaries(input) ? `; ${fatBinaryCount(input)}` : "";
+  if (unstated.length === 0) return `${input.path}: ${input.kind}, ${count}, ${input.loadable} loadable on ${gpu.input}${fat}`;
   // Entries that load whatever the setting are counted in every case.
-  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${describeCases(cases)}`;
+  return `${input.path}: ${input.kind}, ${count}, loadable on ${gpu.input}: ${describeCases(cases)}${fat}`;
 }
 
 function table(rows: string[][], right: readonly boolean[]): string {
@@ -93,16 +118,83 @@ function formatInput(input: CheckedInput, gpu: GpuConfig): string {
   ]);
   const head = ["FROM", ...(archive ? ["MEMBER"] : []), "OFFSET", "SIZE", "LOADS", "ENTRY"];
   out += table([head, ...detail], [false, ...(archive ? [false] : []), true, true, false, false]);
+  if (listsFatBinaries(input)) {
+    const rows = input.fatBinaries.map((f) => [
+      `fat binary ${f.index}`,
+      ...(input.kind === "package" ? [byteStringToUnicode(f.member ?? "")] : []),
+      hex(f.offset),
+      describeOrigin(f.origin) || "-",
+      f.judgement.ok ? "yes" : "no",
+      fatBinaryWhy(f, gpu),
+    ]);
+    const head = ["FAT BINARY", ...(input.kind === "package" ? ["MEMBER"] : []), "OFFSET", "FROM", "OK", "WHY"];
+    out += table([head, ...rows], head.map((h) => h === "OFFSET"));
+  }
+  const members = (input as Partial<CheckedPackage>).members ?? [];
+  if (members.length > 0) {
+    const rows = members.map((m) => [byteStringToUnicode(m.path), MEMBER_MARK[m.verdict]!, memberWhy(m, gpu)]);
+    out += table([["MEMBER", "VERDICT", "WHY"], ...rows], [false, false, false]);
+  }
   const without = (input as Partial<CheckedPackage>).membersWithoutCode ?? [];
   if (without.length > 0) out += `  members with no code for ${gpu.input}: ${without.join(", ")}\n`;
   return out;
 }
 
-function reportProblems(io: CliIO, name: string, input: CheckedInput): void {
-  if (input.error !== undefined) printError(io, name, inputMessage(input.path, input.error.message));
+const MEMBER_MARK: Record<CheckedMember["verdict"], string> = {
+  ok: "OK", "no-code": "no code", "fat-binary-without-code": "FAIL", unreadable: "unreadable",
+};
+
+function memberWhy(m: CheckedMember, gpu: GpuConfig): string {
+  if (m.verdict === "unreadable") return m.error?.message ?? "";
+  const fat = m.fatBinaries.length > 0 ? `; ${m.fatBinaries.filter((f) => f.judgement.ok).length} of ${plural(m.fatBinaries.length, "fat binary", "fat binaries")} OK` : "";
+  if (m.verdict === "no-code") return `no device code ${gpu.input} can load under every setting (${plural(m.deviceEntries, "device entry", "device entries")})${fat}`;
+  if (m.verdict === "ok") return `${m.loadable} of ${plural(m.deviceEntries, "device entry", "device entries")} loadable${fat}`;
+  return m.fatBinaries.filter((f) => !f.judgement.ok).map((f) => `${fatBinaryName(f)} has nothing ${gpu.input} can load`).join("; ");
+}
+
+function reportProblems(io: CliIO, name: string, input: CheckedInput, gpu: GpuConfig): void {
+  const members = (input as Partial<CheckedPackage>).members ?? [];
+  // A package names every member it could not read, not only the first.
+  const unreadable = members.filter((m) => m.verdict === "unreadable" && m.error !== undefined);
+  for (const m of unreadable) printError(io, name, inputMessage(input.path, m.error!.message));
+  if (input.error !== undefined && !unreadable.some((m) => m.error === input.error)) printError(io, name, inputMessage(input.path, input.error.message));
+  // Fat binaries with nothing for the GPU, named where the verdict is (a package's members: on their lines).
+  if (input.kind !== "package") {
+    for (const f of input.fatBinaries) if (!f.judgement.ok && input.judgement.ok) printError(io, name, `${input.path}: ${fatBinaryName(f)} has nothing ${gpu.input} can load`);
+  }
   // The error is the first problem when nothing else was found; the rest are warnings either way.
   const warnings = input.error !== undefined ? input.problems.slice(1) : input.problems;
   for (const p of warnings) printWarning(io, name, `${input.path}: at ${hex(p.offset)}: ${p.message}`);
+}
+
+function entryJson(e: CheckedEntry) {
+  return {
+    ...(e.member !== undefined ? { member: byteStringToUnicode(e.member) } : {}),
+    ...(e.bundle !== undefined ? { bundle: e.bundle } : {}),
+    ...(e.image !== undefined ? { image: e.image } : {}),
+    offset: e.offset,
+    ...(e.compressedAt !== undefined ? { compressedAt: e.compressedAt } : {}),
+    id: byteStringToUnicode(e.id),
+    size: e.size,
+    ...verdictJson(e.verdict),
+  };
+}
+
+function fatBinaryJson(f: CheckedFatBinary) {
+  return {
+    index: f.index,
+    offset: f.offset,
+    ...(f.section !== undefined ? { section: f.section } : {}),
+    ...(f.member !== undefined ? { member: byteStringToUnicode(f.member) } : {}),
+    ...(f.origin !== undefined ? { origin: f.origin } : {}),
+    verdict: f.judgement.ok ? "ok" : "no-loadable-code",
+    ok: f.judgement.ok,
+    deviceEntries: f.judgement.deviceEntries,
+    loadable: f.loadable,
+    unstated: f.judgement.unstated,
+    cases: f.judgement.cases,
+    entries: f.entries.map(entryJson),
+  };
 }
 
 function verdictJson(v: EntryVerdict) {
@@ -129,16 +221,18 @@ function json(run: CheckRun, gpu: GpuConfig): unknown {
       unstated: input.judgement.unstated,
       cases: input.judgement.cases,
       targets: targetRows(input).map((r) => ({ id: byteStringToUnicode(r.id), entries: r.entries, bytes: r.bytes, ...verdictJson(r.verdict) })),
-      entries: input.entries.map((e) => ({
-        ...(e.member !== undefined ? { member: byteStringToUnicode(e.member) } : {}),
-        ...(e.bundle !== undefined ? { bundle: e.bundle } : {}),
-        ...(e.image !== undefined ? { image: e.image } : {}),
-        offset: e.offset,
-        ...(e.compressedAt !== undefined ? { compressedAt: e.compressedAt } : {}),
-        id: byteStringToUnicode(e.id),
-        size: e.size,
-        ...verdictJson(e.verdict),
-      })),
+      entries: input.entries.map(entryJson),
+      fatBinaries: input.fatBinaries.map(fatBinaryJson),
+      ...((input as Partial<CheckedPackage>).members !== undefined ? {
+        members: (input as CheckedPackage).members.map((m) => ({
+          path: byteStringToUnicode(m.path),
+          verdict: m.verdict,
+          deviceEntries: m.deviceEntries,
+          loadable: m.loadable,
+          fatBinaries: m.fatBinaries.map((f) => f.index),
+          ...(m.error !== undefined ? { error: m.error } : {}),
+        })),
+      } : {}),
       problems: input.problems,
     })),
     skipped: run.skipped,
@@ -158,7 +252,12 @@ function conclusion(run: CheckRun, gpu: GpuConfig): string {
   const total = run.inputs.length + run.emptyDirectories.length;
   if (failing === 0 && run.unreadable.length === 0) return `OK: every input has device code ${gpu.input} can load${whichever}${note}\n`;
   if (failing === 0) return `FAIL: every input found has device code ${gpu.input} can load${whichever}, but not every file could be read${note}\n`;
-  return `FAIL: ${failing} of ${total} inputs have no device code ${gpu.input} can load${whichever}${note}\n`;
+  // Inputs whose code loads, but not in every fat binary (or, in a package, every member with code for the GPU).
+  const partial = run.inputs.filter((i) => i.error === undefined && i.judgement.ok && !i.ok).length;
+  if (partial === 0) return `FAIL: ${failing} of ${total} inputs have no device code ${gpu.input} can load${whichever}${note}\n`;
+  const none = failing - partial;
+  return `FAIL: ${failing} of ${total} inputs cannot run on ${gpu.input}${whichever}: ` +
+    `${none > 0 ? `${none} with no device code it can load, ` : ""}${partial} with a fat binary that has no code it can load${note}\n`;
 }
 
 export const check: Subcommand = {
@@ -195,11 +294,12 @@ export const check: Subcommand = {
     return runGuardedAsync(io, name, async () => {
       const run = await checkPathsWithPackages(files, gpu, { kind });
       for (const u of run.unreadable) printError(io, name, u.message);
-      for (const input of run.inputs) reportProblems(io, name, input);
+      for (const input of run.inputs) reportProblems(io, name, input, gpu);
       if (flagValue(values, "json")) {
         io.stdout(`${JSON.stringify(json(run, gpu), null, 2)}\n`);
       } else {
-        for (const input of run.inputs) if (input.error === undefined) io.stdout(formatInput(input, gpu));
+        // A package that could not be read to its end still shows what its readable members hold.
+        for (const input of run.inputs) if (input.error === undefined || input.kind === "package") io.stdout(formatInput(input, gpu));
         for (const dir of run.emptyDirectories) io.stdout(`${dir}: no offload files\n`);
         io.stdout(conclusion(run, gpu));
       }

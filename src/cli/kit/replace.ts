@@ -3,12 +3,11 @@
  * one code object swapped for another in any container prune edits: bundle files (binary, text, CCOB), fat
  * objects, archives, offload binaries (raw or in `.llvm.offloading`) and linked ELF files (src/prune/replace.ts).
  */
-import { readFileSync } from "node:fs";
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { utf8ToByteString } from "../../formats/bytes.js";
 import { OffloadKitError } from "../../engine/errors.js";
-import { fileError } from "../../node/errors.js";
-import { planReplace } from "../../prune/replace.js";
+import { FileSource } from "../../node/file-source.js";
+import { REPLACEMENT_LIMIT, planReplace } from "../../prune/replace.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
 import { listValue, parseLlvmInt, stringValue } from "../args.js";
@@ -48,15 +47,22 @@ export const replace: Subcommand = {
     if (bundle !== undefined && bundle < 0) return usageError(io, name, `--bundle must be a bundle index (from 0), not '${bundleText}'`);
     const codecs = await loadNodeCodecs();
     return runGuarded(io, name, () => {
-      let payload: Uint8Array;
+      let payload: FileSource;
       try {
-        payload = new Uint8Array(readFileSync(withFile));
+        // Read at offsets like any input; a stream (/dev/zero, a FIFO) is spooled only up to the limit.
+        payload = FileSource.open(withFile, { limit: REPLACEMENT_LIMIT, what: "the replacement (--with)" });
       } catch (e) {
-        const error = fileError(withFile, e);
-        throw new OffloadKitError(error.code, `the replacement (--with) ${error.message}`, { field: "--with", cause: e });
+        if (!(e instanceof OffloadKitError)) throw e;
+        const message = e.code === "INPUT_TOO_LARGE" ? e.message : `the replacement (--with) ${e.message}`;
+        throw new OffloadKitError(e.code, message, { field: "--with", offset: e.offset, cause: e });
       }
-      const edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: readonly string[] } =>
-        planReplace(source, { entry: utf8ToByteString(entry), bundle, payload, codecs, name: input, level }));
+      let edits;
+      try {
+        edits = editFiles(files, destination, codecs, (source, input): PlannedEdit & { replaced: readonly string[] } =>
+          planReplace(source, { entry: utf8ToByteString(entry), bundle, payload, codecs, name: input, level }));
+      } finally {
+        payload.close();
+      }
       const edit = edits[0];
       if (edit.error !== undefined) throw edit.error;
       if (json) {

@@ -10,8 +10,11 @@
 import type { Engine } from "../../engine/engine.js";
 import { isOffloadKitError } from "../../engine/errors.js";
 import { engine as defaultEngine } from "../../engine/select.js";
-import { checkEntry, judgeEntries } from "../check.js";
-import type { EntryVerdict, FileJudgement, GpuConfig } from "../check.js";
+import { checkEntry, judgeEntries, judgeFatBinary } from "../check.js";
+import type { EntryVerdict, FatBinaryJudgement, FileJudgement, GpuConfig } from "../check.js";
+import { fatBinaryOffset, fatBinaryOrigins, isFatBinary } from "../fat-binaries.js";
+import type { FatBinaryOrigin } from "../fat-binaries.js";
+import type { ByteSource } from "../../engine/source.js";
 import { imageTargetId, locate } from "../locate.js";
 import type { Location } from "../locate.js";
 import type { ScanProblem } from "../scan.js";
@@ -43,10 +46,34 @@ export interface CheckedEntry {
   readonly verdict: EntryVerdict;
 }
 
+/** One fat binary of a file (src/inspect/fat-binaries.ts says which bundles are) and its verdict. */
+export interface CheckedFatBinary {
+  /** Its bundle's index, as `ls`, `extract` and `replace --bundle` count them. */
+  readonly index: number;
+  /** Where its bytes start in the file (a compressed bundle's own offset). */
+  readonly offset: number;
+  readonly section?: string;
+  /** The archive member (an object in a static library) or package member holding it. */
+  readonly member?: string;
+  readonly origin?: FatBinaryOrigin;
+  /** Entries that load whatever the unstated features are. */
+  readonly loadable: number;
+  /** `ok`: some device entry loads under every setting of the unstated features (or it has none). */
+  readonly judgement: FatBinaryJudgement;
+  readonly entries: readonly CheckedEntry[];
+}
+
 export interface CheckedInput {
   readonly path: string;
   readonly kind: InputKind;
   readonly entries: readonly CheckedEntry[];
+  /** The file's fat binaries, each judged alone: the runtime fails when any one has nothing the GPU loads. */
+  readonly fatBinaries: readonly CheckedFatBinary[];
+  /**
+   * The input's verdict: no error, device code that loads under every setting (`judgement`), and every fat
+   * binary with code the GPU loads; for a package, as src/packages/node/check.ts rules.
+   */
+  readonly ok: boolean;
   /** Entries that are device code (not host). */
   readonly deviceEntries: number;
   /** Entries that load whatever the unstated features are. */
@@ -134,8 +161,41 @@ export function entriesOf(location: Location, verdict: (id: string) => EntryVerd
   return entries;
 }
 
+/**
+ * The fat binaries among a located file's bundles, each with its entries (as `entriesOf` gave them) and
+ * verdict; `source`, when given, is read for where each came from (wrappers and symbols of a linked ELF
+ * file). Package members are not given one: a member located as it streams keeps only the bytes the
+ * locator reads, not the wrappers and relocations, and its answer must not depend on whether it streamed.
+ */
+export function fatBinariesOf(location: Location, entries: readonly CheckedEntry[], source?: ByteSource): CheckedFatBinary[] {
+  const bundles = location.bundles.filter(isFatBinary);
+  if (bundles.length === 0) return [];
+  const named = source !== undefined && bundles.some((b) => b.section !== undefined && b.member === undefined);
+  const origins = named ? fatBinaryOrigins(source) : new Map<number, FatBinaryOrigin>();
+  return bundles.map((bundle) => {
+    const mine = entries.filter((e) => e.bundle === bundle.index);
+    const offset = fatBinaryOffset(bundle);
+    const origin = bundle.member === undefined ? origins.get(offset) : undefined;
+    return {
+      index: bundle.index,
+      offset,
+      ...(bundle.section !== undefined ? { section: bundle.section } : {}),
+      ...(bundle.member !== undefined ? { member: bundle.member } : {}),
+      ...(origin !== undefined ? { origin } : {}),
+      loadable: mine.filter((e) => e.verdict.verdict === "loadable").length,
+      judgement: judgeFatBinary(mine.map((e) => e.verdict)),
+      entries: mine,
+    };
+  });
+}
+
+/** Whether a file passes: device code that loads under every setting, and no fat binary without any. */
+export function filePasses(judgement: FileJudgement, fatBinaries: readonly CheckedFatBinary[]): boolean {
+  return judgement.ok && fatBinaries.every((f) => f.judgement.ok);
+}
+
 function failed(path: string, error: { code: string; message: string }, problems: readonly ScanProblem[], offloadFile: boolean): CheckedInput {
-  return { path, kind: "none", entries: [], deviceEntries: 0, loadable: 0, judgement: judgeEntries([]), problems, error, offloadFile };
+  return { path, kind: "none", entries: [], fatBinaries: [], ok: false, deviceEntries: 0, loadable: 0, judgement: judgeEntries([]), problems, error, offloadFile };
 }
 
 /** Checks one file. */
@@ -161,28 +221,35 @@ export function holdsOffloadCode(location: Location): boolean {
 export function checkWith(path: string, verdict: (id: string) => EntryVerdict, options: CheckOptions): CheckedInput {
   const engine = options.engine ?? defaultEngine();
   let location: Location;
+  let fatBinaries: CheckedFatBinary[] = [];
+  let entries: CheckedEntry[] = [];
   try {
-    location = withFile(path, (source) => withCcobPrefetch({}, (ccob) => locate(source, {
-      ...ccob, engine, decompressOffload: codecDecompressor(),
-    })));
+    location = withFile(path, (source) => {
+      const found = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
+      entries = entriesOf(found, verdict);
+      fatBinaries = fatBinariesOf(found, entries, source);
+      return found;
+    });
   } catch (e) {
     if (!isOffloadKitError(e)) throw e;
     // The locator turns what it cannot make sense of into problems: what escapes is the source failing.
     return { ...failed(path, { code: e.code, message: e.message }, [], true), readError: true };
   }
-  const entries = entriesOf(location, verdict);
   if (entries.length === 0 && location.problems.length > 0) {
     // Nothing readable, only damage: the file is not vouched for.
     const first = location.problems[0]!;
     return failed(path, { code: first.code, message: `at 0x${first.offset.toString(16)}: ${first.message}` }, location.problems, isDamagedOffloadFile(location));
   }
+  const judgement = judgeEntries(entries.map((e) => e.verdict));
   return {
     path,
     kind: kindOf(location),
     entries,
+    fatBinaries,
+    ok: filePasses(judgement, fatBinaries),
     deviceEntries: entries.filter((e) => e.verdict.verdict !== "host").length,
     loadable: entries.filter((e) => e.verdict.verdict === "loadable").length,
-    judgement: judgeEntries(entries.map((e) => e.verdict)),
+    judgement,
     problems: location.problems,
     offloadFile: entries.length > 0,
   };
