@@ -1,7 +1,7 @@
 // Editing an edited file: random chains of 2-5 edits (prune with random keep-sets, compress at random
 // levels, decompress, replace of one code object) run as whole processes over the nine clang-19 HIP
 // programs and Debian's librocrand (librocsparse: a prune chain), each output the next edit's input.
-// After every edit the output must load under the stand-in HIP runtime and register exactly what the
+// After every edit the output must pass `offload-kit verify`, load under the stand-in HIP runtime and register exactly what the
 // edits so far promise (entries by ID, size and hash; compression aside), eu-elflint --gnu-ld and
 // llvm-readelf must report nothing the original did not, and a chain of prunes must give the very bytes
 // of one prune to the kept GPUs from the original. At each chain's end GNU strip, eu-strip and
@@ -179,6 +179,9 @@ describe.skipIf(!tools)("chains of edits: every output loads and registers what 
 
   /** What an output must be: it loads, registers `expected`, and no checker finds anything new. */
   function check(program: Program, output: string, expected: string, where: string): void {
+    // The edit verified its output before renaming it into place (src/verify/); so does the command.
+    const verified = kit(["verify", output]);
+    expect([verified.status, verified.stderr], where).toEqual([0, ""]);
     expect(registered(program, output, where), where).toBe(normalize(expected));
     const lint = (f: string) => diagnostics(run("eu-elflint", ["--gnu-ld", f]).stdout, f);
     const known = lint(program.file);
