@@ -15,12 +15,13 @@ import { replace } from "./kit/replace.js";
 import { extract } from "./kit/extract.js";
 import { ls } from "./kit/ls.js";
 import { prune } from "./kit/prune.js";
+import { recover } from "./kit/recover.js";
 import { serve } from "./kit/serve.js";
 import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 import { verify } from "./kit/verify.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

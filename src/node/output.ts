@@ -18,14 +18,26 @@
  * Hostile destinations: a symbolic link is refused (renaming over it would replace the link, writing
  * through it would overwrite whatever it points at); an existing device, FIFO or socket (/dev/null,
  * /dev/full) is written in place as LLVM does, never renamed over.
+ *
+ * Crash safety: whatever moment the process dies (SIGKILL, a power cut), each destination holds its original
+ * bytes or the complete new ones, and all names of a hard-linked file agree. A group's commit
+ * (`commitOutputs`): first every temporary file is made complete and durable (flushed, the destination's
+ * extended attributes and ACLs copied onto it (./attributes.ts), fsync) — a signal here still undoes the run;
+ * then, under the commit lock (src/process/temporaries.ts), each is put in place: renamed over the destination
+ * and the folder fsynced, or, for a destination whose inode is kept (other hard links, or a folder that
+ * refuses new files: the temporary file then waits in `copyOnlyFolder()`, not beside it), journalled and
+ * copied in (./journal.ts: the journal names the complete copy, so a crash during the copy is finished by
+ * the next run or `offload-kit recover`). From the commit on, a signal no longer reports the run as
+ * interrupted (the edit is made).
  */
-import { closeSync, constants, fchmodSync, fchownSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import type { Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { OffloadKitError } from "../engine/errors.js";
-import { createTemporary, removeTemporary, settleTemporary } from "../process/temporaries.js";
+import { commitOutputs, createTemporary, markCommitted, removeTemporary, settleTemporary } from "../process/temporaries.js";
+import { capabilityOf, firstMissingToolWarning, readAttributes, writeAttributes } from "./attributes.js";
 import { fileError } from "./errors.js";
-import { temporaryFolder } from "./spool.js";
+import { copyOnlyFolder, fsyncFolder, rollForward, writeJournal } from "./journal.js";
 
 let counter = 0;
 
@@ -71,6 +83,10 @@ export class OutputFile {
   private readonly temporary: string | undefined;
   /** The temporary file is not beside the destination (its folder refused it): commit copies, never renames. */
   private copyOnly = false;
+  /** The destination replaced as raw_fd_ostream replaces it (in place, an existing file): its attributes are kept. */
+  private readonly existing: Stats | undefined;
+  /** Set by `prepare`: the destination's inode is written (journalled) rather than renamed over. */
+  private copyIn = false;
 
   constructor(readonly path: string, options: OutputOptions = {}) {
     this.buffer = options.bufferSize ? new Uint8Array(options.bufferSize) : undefined;
@@ -112,25 +128,27 @@ export class OutputFile {
         throw fileError(path, e);
       }
     }
+    this.existing = keep;
     const name = `.${basename(path)}.offload-kit-${process.pid}-${++counter}.tmp`;
-    let tempPath = join(dirname(path), name);
+    let tempPath = resolve(dirname(path), name);
     let fd: number;
     try {
       fd = createTemporary(tempPath, () => openSync(tempPath, "wx", 0o666));
     } catch (e) {
       if (keep === undefined || !FOLDER_REFUSED.has((e as NodeJS.ErrnoException).code ?? "")) throw fileError(path, e);
-      // A file we may write in a folder we may not: the bytes wait in a temporary folder, then are copied in.
+      // A file we may write in a folder we may not: the bytes wait in a folder that survives a reboot (the
+      // journal's copy must), then are copied in.
       removeTemporary(tempPath);
-      const folder = temporaryFolder("output");
-      tempPath = join(folder.path, name);
+      const waiting = resolve(copyOnlyFolder(), name);
+      tempPath = waiting;
       this.copyOnly = true;
       try {
-        fd = openSync(tempPath, "wx", 0o600);
+        fd = createTemporary(waiting, () => openSync(waiting, "wx", 0o600));
       } catch (inner) {
-        folder.remove();
+        removeTemporary(waiting);
         throw fileError(path, inner);
       }
-      this.temporary = folder.path;
+      this.temporary = tempPath;
       this.tempPath = tempPath;
       this.fd = fd;
       return;
@@ -247,35 +265,86 @@ export class OutputFile {
 
   /** Closes the temporary file and puts it in place (renamed, or copied into a destination that is kept). */
   commit(): void {
+    commitAll([this]);
+  }
+
+  /** Finishes the writing: false when there is nothing to put in place (stdout, a device, already settled). */
+  beginCommit(): boolean {
     try {
       if (!this.done) this.flush();
     } catch (e) {
       this.discard();
       throw e;
     }
-    if (!this.settle()) return;
+    return this.settle();
+  }
+
+  /**
+   * Decides how the output goes in place: copied into the destination's inode (`copyIn`), or renamed over
+   * it, then with the attributes of `attributesOf` (an existing file replaced as raw_fd_ostream replaces it).
+   */
+  plan(): { readonly copyIn: boolean; readonly attributesOf: string | undefined } {
+    this.copyIn = this.copyOnly || (this.inPlace && hasOtherLinks(this.path));
+    return { copyIn: this.copyIn, attributesOf: this.existing !== undefined && !this.copyIn ? resolve(this.path) : undefined };
+  }
+
+  /** Makes the temporary file durable (after its attributes were set), and closes it. */
+  makeDurable(): void {
     const temp = this.tempPath!;
     try {
-      if (this.fdOpen) closeSync(this.fd);
+      const fd = this.fdOpen ? this.fd : openSync(temp, "r");
       this.fdOpen = false;
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (e) {
+      throw fileError(this.path, e);
+    }
+  }
+
+  /**
+   * Puts the durable temporary file in place; called under the commit lock. A journalled copy that fails
+   * after its journal was written keeps the copy (the destination needs it) and says how to finish.
+   */
+  putInPlace(capability: string | null, warn: (message: string) => void): void {
+    const temp = this.tempPath!;
+    let journal: string | undefined;
+    try {
       settleTemporary(this.temporary!, () => {
-        if (this.copyOnly || (this.inPlace && hasOtherLinks(this.path))) {
+        if (this.copyIn) {
           // Into the destination's own inode, as raw_fd_ostream writes: its other names see the new bytes.
-          copyInto(temp, this.path);
-          removeTemporary(this.temporary!);
+          const stat = statSync(this.path);
+          if (!stat.isFile()) throw new Error("not a regular file any more");
+          const entry = { destination: resolve(this.path), copy: temp, size: statSync(temp).size, dev: stat.dev, ino: stat.ino, capability };
+          journal = writeJournal(entry);
+          markCommitted();
+          rollForward(entry, journal, warn);
         } else {
           renameSync(temp, this.path);
+          markCommitted();
+          fsyncFolder(dirname(resolve(this.path)));
         }
       });
     } catch (e) {
-      removeTemporary(this.temporary!);
-      throw fileError(this.path, e);
+      if (journal === undefined) {
+        removeTemporary(this.temporary!);
+        throw fileError(this.path, e);
+      }
+      const why = fileError(this.path, e).message;
+      throw new OffloadKitError("IO_ERROR", `${why}; the new content is kept in '${temp}' (journal '${journal}'): run 'offload-kit recover ${dirname(journal)}' to finish`, { cause: e });
     }
   }
 
   /** Closes and removes the temporary file; the destination is untouched. */
   discard(): void {
     if (!this.settle()) return;
+    this.release();
+  }
+
+  /** Closes and removes the temporary file of an output already settled. */
+  release(): void {
     try {
       if (this.fdOpen) closeSync(this.fd);
     } catch {
@@ -286,28 +355,55 @@ export class OutputFile {
   }
 }
 
-/**
- * Writes the finished temporary file into the destination's own inode (truncated first), as raw_fd_ostream
- * writes: mode, owner and other links stay. Not copyFileSync: it also sets the destination's mode, which
- * fails (EPERM) on a file we may write but do not own.
- */
-function copyInto(temp: string, destination: string): void {
-  const from = openSync(temp, "r");
+function warnOnStderr(message: string): void {
   try {
-    const to = openSync(destination, constants.O_WRONLY | constants.O_TRUNC | constants.O_CREAT, 0o666);
-    try {
-      const chunk = new Uint8Array(1 << 20);
-      let at = 0;
-      for (let n = readSync(from, chunk, 0, chunk.length, at); n > 0; n = readSync(from, chunk, 0, chunk.length, at)) {
-        for (let done = 0; done < n; ) done += writeSync(to, chunk, done, n - done, at + done);
-        at += n;
-      }
-    } finally {
-      closeSync(to);
-    }
-  } finally {
-    closeSync(from);
+    writeSync(2, `offload-kit: warning: ${message}\n`);
+  } catch {
+    // No stderr to say it on.
   }
+}
+
+/**
+ * Commits outputs together: all made durable with their attributes first (a failure or a signal there undoes
+ * them all), then all put in place under one hold of the commit lock (see the module docblock).
+ */
+export function commitAll(files: readonly OutputFile[], warn: (message: string) => void = warnOnStderr): void {
+  const ready = files.filter((file) => file.beginCommit());
+  if (ready.length === 0) return;
+  let capabilities = new Map<string, string | null>();
+  try {
+    const sources = new Map<string, OutputFile>();
+    const inodes: string[] = [];
+    for (const file of ready) {
+      const { copyIn, attributesOf } = file.plan();
+      if (attributesOf !== undefined) sources.set(attributesOf, file);
+      // Kept inodes keep their attributes; only security.capability, which the write clears, is put back.
+      else if (copyIn) inodes.push(resolve(file.path));
+    }
+    const all = [...sources.keys(), ...inodes];
+    const attributes = all.length === 0 ? new Map<string, readonly string[]>() : readAttributes(all);
+    if (attributes === undefined) {
+      if (firstMissingToolWarning()) warn("getfattr (the attr package) is not installed: extended attributes, ACLs and file capabilities of replaced files are not kept");
+    } else {
+      const targets = new Map([...sources].map(([path, file]) => [path, file.tempPath!]));
+      const failed = writeAttributes(attributes, targets);
+      if (failed !== undefined) warn(`some extended attributes could not be kept: ${failed}`);
+      capabilities = new Map(inodes.map((path) => [path, capabilityOf(attributes.get(path))]));
+    }
+    for (const file of ready) file.makeDurable();
+  } catch (e) {
+    for (const file of ready) file.release();
+    throw e;
+  }
+  commitOutputs(() => {
+    let at = 0;
+    try {
+      for (; at < ready.length; at++) ready[at]!.putInPlace(capabilities.get(resolve(ready[at]!.path)) ?? null, warn);
+    } catch (e) {
+      for (const file of ready.slice(at + 1)) file.release();
+      throw e;
+    }
+  });
 }
 
 function hasOtherLinks(path: string): boolean {
@@ -331,7 +427,7 @@ export function withOutputs<T>(run: (open: (path: string, options?: OutputOption
       files.push(file);
       return file;
     });
-    for (const file of files) file.commit();
+    commitAll(files);
     return result;
   } catch (e) {
     for (const file of files) file.discard();

@@ -7,7 +7,7 @@
 import { isatty } from "node:tty";
 import { isMainThread, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
-import { localTemporaries, removeTemporaries, reportTemporariesTo } from "./temporaries.js";
+import { deferLateSignals, localTemporaries, removeTemporaries, reportTemporariesTo } from "./temporaries.js";
 import type { PortMessage, TemporaryMessage } from "./temporaries.js";
 import { raise } from "./supervisor.js";
 
@@ -58,6 +58,8 @@ export async function runCommand(body: (context: RunContext) => number | Promise
     process.exitCode = await body(data.context);
     return;
   }
+  // On the main thread nothing listens for signals until an edit is committed; from then on one is noted, not obeyed.
+  deferLateSignals();
   process.exitCode = await body({
     argv1: process.argv[1],
     args: process.argv.slice(2),

@@ -12,15 +12,20 @@
  *   output in place), drains the worker's registrations with receiveMessageOnPort, removes every temporary,
  *   and dies by the same signal (its listener removed, the default disposition is back), so the shell sees
  *   128+N. The worker is not waited for: the process ends with it.
+ * - A signal after the run's commit (its outputs are in place: the PHASE slot says COMMITTED) does not undo or
+ *   disown the edit: the supervisor says "done, then interrupted; the edit is kept" and lets the worker finish
+ *   (its report), for at most LATE_GRACE_MS, then ends with the worker's status, or 0 if it was still busy. If the
+ *   worker starts new work instead (it creates a temporary), that work is stopped as before: 128+N.
  * - A closed stdout (EPIPE) ends the run the same way by SIGPIPE, as `ls | head` ends `ls`.
  *
  * Commands too short to be worth a thread (see each bin's `inline`) run on the main thread, where the same
  * clean-up runs on EPIPE; a signal there is handled at the end of the (short) run.
  */
+import { writeSync } from "node:fs";
 import { isatty } from "node:tty";
 import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
-import { LOCK, SHARED_SLOTS, STOPPING, applyMessages, removeTemporaries } from "./temporaries.js";
+import { COMMITTED, LATE_SIGNAL_NOTE, LOCK, PHASE, SHARED_SLOTS, STOPPING, applyMessages, removeTemporaries } from "./temporaries.js";
 import type { TemporaryKind } from "./temporaries.js";
 import type { RunContext, SignalMessage, SupervisedData, WorkerMessage } from "./run.js";
 
@@ -41,6 +46,9 @@ export function raise(signal: NodeJS.Signals): never {
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
+/** How long a worker that has committed its edit may go on (printing its report) after a signal. */
+const LATE_GRACE_MS = 50;
+
 /** Runs the bundled program `program` (a module using src/process/run.ts) in a worker, supervised. */
 export function supervise(program: URL): void {
   const context: RunContext = {
@@ -53,6 +61,8 @@ export function supervise(program: URL): void {
   const channel = new MessageChannel();
   const pending = new Map<string, TemporaryKind>();
   let ending = false;
+  /** A signal came after the commit: the worker's end decides the status. */
+  let late: NodeJS.Signals | undefined;
 
   const worker = new Worker(program, {
     workerData: { offloadKitSupervised: true, context, port: channel.port2, shared } satisfies SupervisedData,
@@ -74,7 +84,31 @@ export function supervise(program: URL): void {
     // Wait for the worker to leave a step that must not be split (creating or renaming a temporary).
     while (Atomics.compareExchange(shared, LOCK, 0, 1) !== 0) Atomics.wait(shared, LOCK, 1, 20);
     Atomics.store(shared, STOPPING, 1);
+    // Wakes a worker waiting for the lock, so it sees STOPPING at once.
+    Atomics.notify(shared, LOCK);
     drain();
+    if (Atomics.load(shared, PHASE) === COMMITTED) {
+      late = signal;
+      try {
+        writeSync(2, `${LATE_SIGNAL_NOTE}\n`);
+      } catch {
+        // No stderr: the status says it.
+      }
+      // The worker still busy after the grace: its report is cut, the edit is not.
+      setTimeout(() => {
+        void worker.terminate();
+        finish(0);
+      }, LATE_GRACE_MS);
+      return;
+    }
+    stop(signal);
+  };
+  const finish = (code: number): void => {
+    drain();
+    removeTemporaries(pending);
+    process.exit(code);
+  };
+  const stop = (signal: NodeJS.Signals): void => {
     // Stops the worker's JavaScript at once (even inside a synchronous loop), so the removals below
     // have the CPU to themselves; the process ends with them anyway.
     void worker.terminate();
@@ -83,6 +117,10 @@ export function supervise(program: URL): void {
   };
   const accept = (message: WorkerMessage): void => {
     if (message.op === "signal") end((message as SignalMessage).signal);
+    else if (message.op === "stopped") {
+      // After a late signal the worker began new work, which the signal stops.
+      if (late !== undefined) stop(late);
+    }
     else if (message.op === "port") {
       ports.push(message.port);
       message.port.on("message", accept);
@@ -103,6 +141,7 @@ export function supervise(program: URL): void {
   worker.on("exit", (code) => {
     // Registrations still queued (a run that failed after creating something) are read before leaving.
     drain();
+    if (late !== undefined) finish(code);
     if (ending) return;
     removeTemporaries(pending);
     if (process.exitCode === undefined || process.exitCode === 0) process.exitCode = code;

@@ -11,7 +11,7 @@
  * temporary file while planning (src/compress/node/compress-spool.ts), removed once the output is written.
  */
 import { chmodSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Codecs } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { engine } from "../engine/select.js";
@@ -23,6 +23,7 @@ import { copyRange } from "../node/copy.js";
 import { fileError } from "../node/errors.js";
 import { FileSource } from "../node/file-source.js";
 import { withOutputs } from "../node/output.js";
+import { removeStaleTemporaries } from "../process/temporaries.js";
 import { useNativeZstd } from "../compress/node/zstd-native.js";
 import type { OutputFile } from "../node/output.js";
 import type { PlannedEdit } from "./index.js";
@@ -101,6 +102,8 @@ export function destinations(inputs: readonly string[], destination: Destination
  * (the output is a new file). `--in-place` needs a regular file: renaming over a pipe would replace the pipe.
  */
 function openInput(path: string, inPlace: boolean): { source: FileSource; mode: number | undefined } {
+  // An interrupted in-place edit of this very file is finished before it is read (src/node/journal.ts).
+  if (inPlace) removeStaleTemporaries(dirname(resolve(path)));
   let stat;
   try {
     stat = statSync(path);
