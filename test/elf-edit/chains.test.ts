@@ -206,7 +206,7 @@ describe.skipIf(!tools)("chains of edits: every output loads and registers what 
         const length = 2 + Math.floor(next() * 4);
         let input = program.file;
         let expected = original;
-        let left = processors;
+        let left: readonly string[] = processors;
         let prunesOnly = true;
         const steps: string[] = [];
         for (let step = 0; step < length; step++) {
