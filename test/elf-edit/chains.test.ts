@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CASES, Workshop, keepEntries, run, standinTools } from "./standin.js";
 import { HANG_MS } from "../limits.js";
+import { rng } from "../engines.js";
 
 const BIN = new URL("../../dist/bin/offload-kit.js", import.meta.url).pathname;
 const SEED = Number(process.env.OFFLOAD_KIT_CHAIN_SEED ?? 24);
@@ -21,18 +22,6 @@ const ROCRAND = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
 const ROCSPARSE = "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1";
 const required = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
 const tools = standinTools() && ["eu-strip", "strip", "llvm-strip-19", "eu-elflint"].every((t) => run("which", [t]).status === 0);
-
-/** mulberry32: small, seedable, the same sequence on every platform. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The processor of an entry ID (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-` is gfx90a); undefined for the host. */
 function processorOf(id: string): string | undefined {
@@ -194,7 +183,7 @@ describe.skipIf(!tools)("chains of edits: every output loads and registers what 
   }
 
   it("runs the chains", () => {
-    const next = random(SEED);
+    const next = rng(SEED);
     let edits = 0;
     let identical = 0;
     for (const [p, program] of programs.entries()) {
