@@ -3,11 +3,13 @@
  * `--keep=native` / `--drop=native`. Node-only: it runs processes and reads sysfs.
  *
  * Sources, in order; the first that names a GPU wins, so the answer always comes from one place:
- * 1. `offload-arch`, then `amdgpu-arch` on PATH (LLVM's tools: one processor per line, `sm_XX` too for
- *    offload-arch; they print no xnack/sramecc setting).
+ * 1. `offload-arch`, then `amdgpu-arch` and `nvptx-arch` on PATH (LLVM's tools: one processor per line,
+ *    `sm_XX` for NVIDIA GPUs; they print no xnack/sramecc setting; with no GPU they print nothing or fail).
  * 2. `rocminfo`: each GPU agent's ISA name, `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`, the full target ID
  *    the runtime loads code for; an agent `Name: gfxNNN` line when no ISA line is printed.
- * 3. The KFD topology, `<sysfs>/class/kfd/kfd/topology/nodes/N/properties` (`<sysfs>` is /sys, or
+ * 3. `nvidia-smi --query-gpu=compute_cap --format=csv,noheader`: `9.0` is sm_90 (an NVIDIA machine without
+ *    LLVM's tools).
+ * 4. The KFD topology, `<sysfs>/class/kfd/kfd/topology/nodes/N/properties` (`<sysfs>` is /sys, or
  *    OFFLOAD_KIT_SYSFS for tests): `gfx_target_version` is decimal major*10000 + minor*100 + stepping, and
  *    minor and stepping are written as hex digits in the processor name (90010 = gfx90a, 110000 = gfx1100);
  *    0 marks a CPU node. sramecc is bit 26 of `capability` (HSA_CAP_SRAM_EDCSUPPORTED = 0x04000000 in
@@ -22,7 +24,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveAmdgcnProcessor } from "../target-id/index.js";
 
-export type NativeGpuSource = "offload-arch" | "amdgpu-arch" | "rocminfo" | "kfd";
+export type NativeGpuSource = "offload-arch" | "amdgpu-arch" | "nvptx-arch" | "rocminfo" | "nvidia-smi" | "kfd";
 
 /** One kind of GPU found: identical GPUs (same target ID) are counted, not repeated. */
 export interface NativeGpu {
@@ -79,6 +81,11 @@ export function parseRocminfoOutput(text: string): string[] {
   return [...text.matchAll(/^\s*Name:\s+(gfx[0-9a-f]+)\s*$/gm)].map((m) => m[1]!);
 }
 
+/** nvidia-smi's compute capabilities, one `major.minor` a line, as sm_XX names. */
+export function parseComputeCapOutput(text: string): string[] {
+  return [...text.matchAll(/^\s*(\d+)\.(\d)\s*$/gm)].map((m) => `sm_${m[1]}${m[2]}`);
+}
+
 /** `gfx_target_version` to a processor name; undefined for 0 (a CPU node) or a value no processor has. */
 export function processorFromTargetVersion(version: number): string | undefined {
   if (!Number.isInteger(version) || version <= 0) return undefined;
@@ -130,7 +137,7 @@ export function readKfdTopology(sysfsRoot: string): { targetId: string; node: st
 /** Looks for this machine's GPUs in the sources above, with PATH and OFFLOAD_KIT_SYSFS taken from `env`. */
 export function findNativeGpus(env: NodeJS.ProcessEnv = process.env): NativeGpuSearch {
   const tried: string[] = [];
-  for (const tool of ["offload-arch", "amdgpu-arch"] as const) {
+  for (const tool of ["offload-arch", "amdgpu-arch", "nvptx-arch"] as const) {
     tried.push(tool);
     const output = toolOutput(tool, [], env);
     const ids = output === undefined ? [] : parseArchToolOutput(output);
@@ -140,6 +147,10 @@ export function findNativeGpus(env: NodeJS.ProcessEnv = process.env): NativeGpuS
   const rocminfo = toolOutput("rocminfo", [], env);
   const agents = rocminfo === undefined ? [] : parseRocminfoOutput(rocminfo);
   if (agents.length > 0) return { gpus: counted(agents, "rocminfo", () => "rocminfo"), tried };
+  tried.push("nvidia-smi");
+  const smi = toolOutput("nvidia-smi", ["--query-gpu=compute_cap", "--format=csv,noheader"], env);
+  const sms = smi === undefined ? [] : parseComputeCapOutput(smi);
+  if (sms.length > 0) return { gpus: counted(sms, "nvidia-smi", () => "nvidia-smi"), tried };
   const sysfs = env.OFFLOAD_KIT_SYSFS || "/sys";
   const nodesDir = join(sysfs, KFD_NODES);
   tried.push(nodesDir);
