@@ -267,7 +267,7 @@ function conclusion(run: CheckRun, gpu: GpuConfig): string {
 }
 
 export const check: Subcommand = {
-  summary: "Will it run on my GPU? --gpu=<target id> FILE|DIR...: which device entries of bundles, archives, fat objects and offload binaries the GPU can load, and why not.",
+  summary: "Will it run on my GPU? [--gpu=<target id>] FILE|DIR... (without --gpu: this machine's GPUs): which device entries of bundles, archives, fat objects and offload binaries the GPU can load, and why not.",
   spec: () => ({
     overview: `offload-kit check: which device code a GPU can load\n\n${FOLDERS_HELP}`,
     options: [
