@@ -9,6 +9,7 @@ import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
 import { EXIT_USAGE, VERSION_TEXT } from "./kit/common.js";
 import { check } from "./kit/check.js";
+import { completionCommand } from "./kit/completion.js";
 import { compress } from "./kit/compress.js";
 import { decompress } from "./kit/decompress.js";
 import { replace } from "./kit/replace.js";
@@ -21,7 +22,7 @@ import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 import { verify } from "./kit/verify.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, completion: completionCommand(() => COMMANDS) };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

@@ -10,7 +10,7 @@ import { writeArchive } from "../../src/formats/archive.js";
 import { writeBinaryBundle } from "../../src/formats/bundle.js";
 import { latin1Encode } from "../../src/formats/bytes.js";
 import { checkEntry, judgeEntries, parseGpu } from "../../src/inspect/check.js";
-import { runInDir } from "./harness.js";
+import { runInDir, scratchDir } from "./harness.js";
 
 const HOST = "host-x86_64-unknown-linux-gnu-";
 const G = (id: string) => `hip-amdgcn-amd-amdhsa--${id}`;
@@ -180,7 +180,12 @@ describe("offload-kit check", () => {
   });
 
   it("usage errors and unreadable inputs", async () => {
-    expect((await kit(["lib.a"])).stderr).toContain("--gpu=<target id> is required");
+    // Without --gpu, this machine's GPUs: none here (nothing on PATH, an empty sysfs).
+    const empty = scratchDir("offload-kit-no-gpu-");
+    const noGpu = await runInDir(dir, (io) => runOffloadKit("offload-kit", ["check", "lib.a"], io), { PATH: empty, OFFLOAD_KIT_SYSFS: empty });
+    expect(noGpu.code).toBe(2);
+    expect(noGpu.stderr).toContain("no GPU found on this machine");
+    expect(noGpu.stderr).toContain("pass --gpu=<target id>");
     expect((await kit(["--gpu=gfx90a:xnack", "lib.a"])).code).toBe(2);
     const missing = await kit(["--gpu=gfx90a", "nope.a"]);
     expect(missing.code).toBe(1);

@@ -15,9 +15,13 @@ const HOST = "host-x86_64-unknown-linux-gnu-";
 const G906 = "hip-amdgcn-amd-amdhsa--gfx906";
 const enc = (s: string) => new TextEncoder().encode(s);
 
+// check without --gpu looks for this machine's GPUs: on PATH and in sysfs; here both are empty folders.
+const NO_GPU = scratchDir("offload-kit-no-gpu-");
+const NO_GPU_ENV = { ...process.env, PATH: NO_GPU, OFFLOAD_KIT_SYSFS: NO_GPU };
+
 function run(cwd: string, args: string[], tool = "offload-kit") {
   // A generous limit: a hang (the /proc/x case) shows as a null status, not as a slow test.
-  const result = spawnSync(process.execPath, [join(BIN, `${tool}.js`), ...args], { cwd, encoding: "utf8", timeout: HANG_MS, killSignal: "SIGKILL" });
+  const result = spawnSync(process.execPath, [join(BIN, `${tool}.js`), ...args], { cwd, encoding: "utf8", timeout: HANG_MS, killSignal: "SIGKILL", env: NO_GPU_ENV });
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -40,7 +44,7 @@ describe("offload-kit exit statuses", () => {
       [["extract", "--out-dir=o"], /extract: error: no input files/],
       [["sizes"], /sizes: error: no input files/],
       [["sizes", "--by=colour", "a.bc"], /--by must be one of target, processor, bundle, not 'colour'/],
-      [["check", "a.bc"], /--gpu=<target id> is required/],
+      [["check", "a.bc"], /check: error: no GPU found on this machine .*; pass --gpu=<target id>/],
       [["check", "--gpu=gfx90a:xnack", "a.bc"], /check: error: .*xnack/],
       [["check", "--gpu=gfx906", "--kind=bogus", "a.bc"], /check: error: --kind must be one of hip, hipv4, openmp, cuda, sycl, not 'bogus'/],
       [["unbundle", "--out-dir=o", "a.bc"], /-targets is required/],

@@ -20,6 +20,8 @@ import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning } from "../io.js";
 import { runGuardedAsync } from "./package-inputs.js";
+import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
+import type { NativeGpu } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
 import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
 
@@ -152,16 +154,20 @@ function memberWhy(m: CheckedMember, gpu: GpuConfig): string {
   return m.fatBinaries.filter((f) => !f.judgement.ok).map((f) => `${fatBinaryName(f)} has nothing ${gpu.input} can load`).join("; ");
 }
 
-function reportProblems(io: CliIO, name: string, input: CheckedInput, gpu: GpuConfig): void {
+/** `first`: the first GPU's run, which alone says what does not depend on the GPU (read errors, damage). */
+function reportProblems(io: CliIO, name: string, input: CheckedInput, gpu: GpuConfig, first: boolean): void {
   const members = (input as Partial<CheckedPackage>).members ?? [];
   // A package names every member it could not read, not only the first.
   const unreadable = members.filter((m) => m.verdict === "unreadable" && m.error !== undefined);
-  for (const m of unreadable) printError(io, name, inputMessage(input.path, m.error!.message));
-  if (input.error !== undefined && !unreadable.some((m) => m.error === input.error)) printError(io, name, inputMessage(input.path, input.error.message));
+  if (first) {
+    for (const m of unreadable) printError(io, name, inputMessage(input.path, m.error!.message));
+    if (input.error !== undefined && !unreadable.some((m) => m.error === input.error)) printError(io, name, inputMessage(input.path, input.error.message));
+  }
   // Fat binaries with nothing for the GPU, named where the verdict is (a package's members: on their lines).
   if (input.kind !== "package") {
     for (const f of input.fatBinaries) if (!f.judgement.ok && input.judgement.ok) printError(io, name, `${input.path}: ${fatBinaryName(f)} has nothing ${gpu.input} can load`);
   }
+  if (!first) return;
   // The error is the first problem when nothing else was found; the rest are warnings either way.
   const warnings = input.error !== undefined ? input.problems.slice(1) : input.problems;
   for (const p of warnings) printWarning(io, name, `${input.path}: at ${hex(p.offset)}: ${p.message}`);
@@ -261,14 +267,14 @@ function conclusion(run: CheckRun, gpu: GpuConfig): string {
 }
 
 export const check: Subcommand = {
-  summary: "Will it run on my GPU? --gpu=<target id> FILE|DIR...: which device entries of bundles, archives, fat objects and offload binaries the GPU can load, and why not.",
+  summary: "Will it run on my GPU? [--gpu=<target id>] FILE|DIR... (without --gpu: this machine's GPUs): which device entries of bundles, archives, fat objects and offload binaries the GPU can load, and why not.",
   spec: () => ({
     overview: `offload-kit check: which device code a GPU can load\n\n${FOLDERS_HELP}`,
     options: [
       PATHS_OPTION,
       {
         name: "gpu", kind: "string", valueName: "target id", category,
-        description: "The GPU and its configuration, e.g. gfx90a, gfx90a:xnack- or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- as rocminfo prints it (sm_XX for NVIDIA)",
+        description: "The GPU and its configuration, e.g. gfx90a, gfx90a:xnack- or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- as rocminfo prints it (sm_XX for NVIDIA); without it, or with native: this machine's GPUs (offload-arch, amdgpu-arch, rocminfo, else the KFD topology), each checked",
       },
       { name: "kind", kind: "string", valueName: "offload kind", description: `Only entries for this runtime count (${CHECK_KINDS.join(", ")}); hip and hipv4 are one`, category },
       JSON_OPTION,
@@ -279,31 +285,67 @@ export const check: Subcommand = {
     const files = listValue(values, "files");
     const gpuText = stringValue(values, "gpu");
     if (files.length === 0) return usageError(io, name, "no input files");
-    if (gpuText === "") return usageError(io, name, "--gpu=<target id> is required");
-    let gpu: GpuConfig;
-    try {
-      gpu = parseGpu(gpuText);
-    } catch (e) {
-      if (isOffloadKitError(e)) return usageError(io, name, e.message);
-      throw e;
-    }
+    const targets = gpuTargets(gpuText, io, name);
+    if (typeof targets === "number") return targets;
     const kind = stringValue(values, "kind") || undefined;
     if (kind !== undefined && !(CHECK_KINDS as readonly string[]).includes(kind)) {
       return usageError(io, name, `--kind must be one of ${CHECK_KINDS.join(", ")}, not '${kind}'`);
     }
     return runGuardedAsync(io, name, async () => {
-      const run = await checkPathsWithPackages(files, gpu, { kind });
-      for (const u of run.unreadable) printError(io, name, u.message);
-      for (const input of run.inputs) reportProblems(io, name, input, gpu);
-      if (flagValue(values, "json")) {
-        io.stdout(`${JSON.stringify(json(run, gpu), null, 2)}\n`);
-      } else {
+      const reports: unknown[] = [];
+      let ok = true;
+      for (const [index, { gpu, found }] of targets.entries()) {
+        const run = await checkPathsWithPackages(files, gpu, { kind });
+        ok &&= runOk(run);
+        // What does not depend on the GPU is said once, with the first GPU's run.
+        if (index === 0) for (const u of run.unreadable) printError(io, name, u.message);
+        for (const input of run.inputs) reportProblems(io, name, input, gpu, index === 0);
+        if (flagValue(values, "json")) {
+          const report = json(run, gpu) as { gpu: Record<string, unknown> };
+          if (found !== undefined) report.gpu = { ...report.gpu, found: { source: found.source, where: found.where, count: found.count } };
+          reports.push(report);
+          continue;
+        }
+        if (found !== undefined) io.stdout(`${index > 0 ? "\n" : ""}GPU ${index + 1} of ${targets.length}: ${describeNativeGpu(found)}\n`);
         // A package that could not be read to its end still shows what its readable members hold.
         for (const input of run.inputs) if (input.error === undefined || input.kind === "package") io.stdout(formatInput(input, gpu));
         for (const dir of run.emptyDirectories) io.stdout(`${dir}: no offload files\n`);
-        io.stdout(conclusion(run, gpu));
+        const verdict = conclusion(run, gpu);
+        io.stdout(found === undefined ? verdict : `${verdict.slice(0, -1)} [this machine's GPU, from ${found.where}]\n`);
       }
-      return runOk(run) ? 0 : 1;
+      if (flagValue(values, "json")) {
+        // --gpu keeps its one-report shape; this machine's GPUs are one report each.
+        const out = targets[0]!.found === undefined ? reports[0] : { ok, checks: reports };
+        io.stdout(`${JSON.stringify(out, null, 2)}\n`);
+      }
+      return ok ? 0 : 1;
     });
   },
 };
+
+/**
+ * The GPUs to check for: `--gpu`'s, or without it (or with `--gpu=native`) each kind of GPU this machine
+ * has (src/node/native-gpus.ts); an exit status after a usage error.
+ */
+function gpuTargets(gpuText: string, io: CliIO, name: string): { gpu: GpuConfig; found?: NativeGpu }[] | number {
+  if (gpuText !== "" && gpuText !== "native") {
+    try {
+      return [{ gpu: parseGpu(gpuText) }];
+    } catch (e) {
+      if (isOffloadKitError(e)) return usageError(io, name, e.message);
+      throw e;
+    }
+  }
+  const search = findNativeGpus(io.env);
+  const targets: { gpu: GpuConfig; found: NativeGpu }[] = [];
+  for (const found of search.gpus) {
+    try {
+      targets.push({ gpu: parseGpu(found.targetId), found });
+    } catch (e) {
+      if (!isOffloadKitError(e)) throw e;
+      printWarning(io, name, `this machine's GPU ${describeNativeGpu(found)} is not one offload-kit knows: ${e.message}`);
+    }
+  }
+  if (targets.length === 0) return usageError(io, name, noNativeGpuMessage(search, "--gpu"));
+  return targets;
+}

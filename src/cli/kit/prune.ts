@@ -12,6 +12,9 @@ import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, printWarning, runGuarded } from "../io.js";
+import type { CliIO } from "../io.js";
+import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
+import type { NativeGpuSearch } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
 import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
 import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
@@ -31,13 +34,22 @@ function entryLines(result: PlannedPrune, dryRun: boolean): string {
   }).join("");
 }
 
+/** `native` in the list: this machine's GPUs (src/node/native-gpus.ts), looked for once. */
+function resolveNative(list: readonly string[], env: NodeJS.ProcessEnv): NativeGpuSearch | undefined {
+  return list.some((g) => g.trim() === "native") ? findNativeGpus(env) : undefined;
+}
+
+function printNote(io: CliIO, name: string, message: string): void {
+  io.stderr(`${name}: note: ${message}\n`);
+}
+
 export const prune: Subcommand = {
   summary: "Keep only the code objects some GPUs load: --keep=GPU,... | --drop=GPU,... FILE... (-o OUT | --out-dir=DIR | --in-place) [--dry-run] [--json].",
   spec: () => ({
     overview: "offload-kit prune: keep the code objects the listed GPUs would load (--keep), or drop them (--drop)\n",
     options: [
       FILES_OPTION,
-      { name: "keep", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs to keep code for (gfx90a means either xnack/sramecc setting; gfx1100 also keeps gfx11-generic)", category },
+      { name: "keep", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs to keep code for (gfx90a means either xnack/sramecc setting; gfx1100 also keeps gfx11-generic; native: this machine's)", category },
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
       { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
@@ -54,10 +66,16 @@ export const prune: Subcommand = {
     if ((keep.length > 0) === (drop.length > 0)) return usageError(io, name, "give exactly one of --keep=GPU,... and --drop=GPU,...");
     const options = editOptions(values, io);
     if (typeof options === "string") return usageError(io, name, options);
+    const mode = keep.length > 0 ? "keep" : "drop";
+    const listed = keep.length > 0 ? keep : drop;
+    // Looked for only once the command line is known to be good: it may run offload-arch or rocminfo.
+    const native = resolveNative(listed, io.env);
+    if (native !== undefined && native.gpus.length === 0) return usageError(io, name, noNativeGpuMessage(native, `--${mode}`));
     const { destination, level, json, dryRun, report } = options;
     const codecs = await loadNodeCodecs();
     return runGuarded(io, name, () => {
-      const selection = parseSelection(keep.length > 0 ? "keep" : "drop", keep.length > 0 ? keep : drop);
+      const selection = parseSelection(mode, native === undefined ? listed : listed.flatMap((g) => (g.trim() === "native" ? native.gpus.map((n) => n.targetId) : [g])));
+      if (native !== undefined) printNote(io, name, `--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`);
       const warnings: string[] = [];
       const edits = editFiles(files, destination, codecs, (source, input) =>
         planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }), (done) => {
@@ -72,7 +90,10 @@ export const prune: Subcommand = {
       for (const warning of warnings) printWarning(io, name, warning);
       if (json) {
         report(`${JSON.stringify({
-          selection: { mode: selection.mode, gpus: selection.gpus.map((g) => g.text) },
+          selection: {
+            mode: selection.mode, gpus: selection.gpus.map((g) => g.text),
+            ...(native === undefined ? {} : { native: native.gpus.map((n) => ({ id: n.targetId, source: n.source, where: n.where, count: n.count })) }),
+          },
           dryRun,
           files: edits.map((e) => ({
             ...editJson(e),
