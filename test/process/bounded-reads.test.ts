@@ -4,7 +4,7 @@
 // OFFLOAD_KIT_MAX_STREAM so each run stops after a few MiB (the defaults, 4 GiB for --with and 16 GiB for other
 // streams, are asserted on a sparse file and as constants), and TMPDIR is a folder of the test's, empty after.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RESPONSE_FILE_LIMIT } from "../../src/cli/io.js";
@@ -12,7 +12,7 @@ import { STREAM_LIMIT, streamLimit } from "../../src/node/spool.js";
 import { REPLACEMENT_LIMIT } from "../../src/prune/replace.js";
 import { scratchDir } from "../cli/harness.js";
 import { HANG_MS } from "../limits.js";
-import { bash, ours } from "./helpers.js";
+import { bash, leftovers, ours } from "./helpers.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
 const REPLACE = `${ours("offload-kit")} replace --entry=hip-amdgcn-amd-amdhsa--gfx906 --dry-run`;
@@ -29,7 +29,7 @@ beforeAll(() => {
 /** Runs `script` with TMPDIR in the test's folder and the stream limit at `limit`; no temporary file may stay. */
 function run(script: string, limit?: string) {
   const r = bash(script, dir, { TMPDIR: tmp, ...(limit !== undefined ? { OFFLOAD_KIT_MAX_STREAM: limit } : {}) });
-  expect(readdirSync(tmp)).toEqual([]);
+  expect(leftovers(tmp)).toEqual([]);
   return { ...r, stderr: r.stderr.replace(/^\S*offload-kit(?:\.js)? /gm, "offload-kit ") };
 }
 

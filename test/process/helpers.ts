@@ -3,11 +3,19 @@
  * through bash so that pipes, FIFOs, `/dev/stdin`, `<(...)` and PIPESTATUS are the shell's own.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { hasNative, nativeTool } from "../native.js";
 import { HANG_MS } from "../limits.js";
 
 export const BIN = new URL("../../dist/bin/", import.meta.url).pathname;
+
+/**
+ * What a run left in a folder it used as TMPDIR, less Node's own module compile cache (Node 22.1+ makes
+ * `node-compile-cache` there for the bins, see scripts/bundle-bins.mjs): nothing of offload-kit's may stay.
+ */
+export function leftovers(folder: string): string[] {
+  return readdirSync(folder).filter((name) => name !== "node-compile-cache");
+}
 
 export type Tool = "offload-bundler" | "offload-packager" | "offload-wrapper" | "offload-kit";
 
