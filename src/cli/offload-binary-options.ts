@@ -17,7 +17,7 @@ export const OFFLOAD_BINARY_CATEGORY = "llvm-offload-binary options";
  * (`--hel`, `--ver`, `--print` suggest `--help` in 22, `-o` in 19); args-native.test.ts re-checks random ones.
  */
 export const OFFLOAD_BINARY_22_MAP_ORDER = [
-  "help", "help-list", "o", "help-hidden", "print-all-options", "version", "archive", "image", "help-list-hidden", "print-options",
+  "help", "help-hidden", "help-list", "o", "print-all-options", "version", "archive", "image", "help-list-hidden", "print-options",
 ];
 
 export function offloadBinaryToolSpec(version: string): ToolSpec {

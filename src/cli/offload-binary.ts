@@ -7,6 +7,7 @@
  *   when writing and when an extraction filter compares kinds. So `--image=kind=hip` finds the HIP images
  *   22 writes, not those 19 wrote, as natively.
  * - only `file` is a required image argument ("'file' is a required image arguments", sic); 19 also needs `triple`.
+ * - with neither `-o` nor an input it prints the help (as `-h` does) and exits 0; 19 does nothing.
  *
  * Like 22.1.8, it reads version 1 binaries only. Documented differences are the packager's: a failure leaves
  * no output at all, a generated name has '/' replaced by '_', and offload binaries inside LLVM bitcode or COFF
@@ -16,7 +17,7 @@ import { OffloadKitError } from "../engine/errors.js";
 import { utf8ToByteString } from "../formats/bytes.js";
 import { extractImages, packageImages } from "../packager/node.js";
 import { PACKAGE_VERSION } from "../version.js";
-import { flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
+import { flagValue, formatHelp, listValue, parseCommandLine, stringValue } from "./args.js";
 import type { CliIO } from "./io.js";
 import { printWarning, responseFileReader, runGuarded } from "./io.js";
 import { offloadBinaryToolSpec } from "./offload-binary-options.js";
@@ -28,7 +29,8 @@ export const OFFLOAD_BINARY_LLVM_VERSION = "22.1.8";
 export const OFFLOAD_BINARY_VERSION_TEXT = `offload-kit offload-binary version ${OFFLOAD_BINARY_LLVM_VERSION} (offload-kit ${PACKAGE_VERSION})\n`;
 
 export function runOffloadBinary(argv0: string, args: readonly string[], io: CliIO): number {
-  const parsed = parseCommandLine(offloadBinaryToolSpec(OFFLOAD_BINARY_VERSION_TEXT), argv0, args, responseFileReader(io.cwd));
+  const spec = offloadBinaryToolSpec(OFFLOAD_BINARY_VERSION_TEXT);
+  const parsed = parseCommandLine(spec, argv0, args, responseFileReader(io.cwd));
   if (parsed.kind === "exit") {
     if (parsed.stdout) io.stdout(parsed.stdout);
     if (parsed.stderr) io.stderr(parsed.stderr);
@@ -45,8 +47,13 @@ export function runOffloadBinary(argv0: string, args: readonly string[], io: Cli
       throw new OffloadKitError("PACKAGER_MODES", "Packaging to an output file and extracting from an input file are mutually exclusive.");
     });
   }
+  // 22 added this: with neither an output nor an input it prints the uncategorized help (cl::PrintHelpMessage)
+  // and succeeds, where 19 silently does nothing.
+  if (output === "" && input === "") {
+    io.stdout(formatHelp(spec, argv0, { categorized: false, showHidden: false }));
+    return 0;
+  }
   if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm: 22 }), 0));
-  if (input === "") return 0;
   return runGuarded(io, argv0, () => {
     try {
       extractImages(input, images, { archive, warn, maxVersion: 1, llvm: 22 });
