@@ -9,7 +9,7 @@ import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
 const root = new URL("..", import.meta.url).pathname;
-const bins = ["offload-bundler", "offload-packager", "offload-wrapper", "offload-kit"];
+const bins = ["offload-bundler", "offload-packager", "offload-binary", "offload-wrapper", "offload-kit"];
 
 rmSync(`${root}dist/bin`, { recursive: true, force: true });
 await build({

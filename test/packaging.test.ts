@@ -29,7 +29,7 @@ function importGraph(entry: string): Map<string, string[]> {
 
 describe("package", () => {
   it("declares the four bins and they run from dist without tsx", () => {
-    expect(Object.keys(pkg.bin).sort()).toEqual(["offload-bundler", "offload-kit", "offload-packager", "offload-wrapper"]);
+    expect(Object.keys(pkg.bin).sort()).toEqual(["offload-binary", "offload-bundler", "offload-kit", "offload-packager", "offload-wrapper"]);
     for (const [name, file] of Object.entries<string>(pkg.bin)) {
       expect(existsSync(join(root, file)), file).toBe(true);
       // An ordinary ESM script for npm's shims (scripts/bundle-bins.mjs): node from PATH, no flags, no environment edits.

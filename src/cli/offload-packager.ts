@@ -20,7 +20,7 @@ import { packagerToolSpec } from "./offload-packager-options.js";
 export const PACKAGER_VERSION_TEXT = `offload-kit offload-packager version ${LLVM_COMPAT_VERSION} (offload-kit ${PACKAGE_VERSION})\n`;
 
 /** Our errors for malformed offload binaries, printed with the text LLVM prints for them. */
-function asLlvmError(e: unknown): unknown {
+export function asLlvmError(e: unknown): unknown {
   if (e instanceof OffloadKitError) {
     const text = llvmOffloadErrorText(e.code);
     if (text !== undefined) return new OffloadKitError(e.code, text, { offset: e.offset, field: e.field, cause: e });

@@ -113,6 +113,25 @@ export function getOffloadKindName(kind: number, llvm: LlvmMajor = 19): string {
   return names[kind] ?? "none";
 }
 
+/**
+ * The producer of an image as the file itself says it, for offload-kit's own reports (`ls`, IDs, `check`):
+ * unlike getOffloadKindName, which prints what one LLVM release prints, this reads both numberings.
+ *
+ * Evidence (measured here with clang-offload-packager 19.1.7 and llvm-offload-binary 22.1.8, `kind=` written
+ * at byte 34 of a v1 binary): 19 writes openmp 1, cuda 2, hip 3 and has no sycl (`kind=sycl` is 0); 22 writes
+ * openmp 1, cuda 2, hip 4, sycl 8. Both write format version 1, so the version does not tell them apart.
+ * The change is llvm PR #135809 (merged 2025-04-15, so LLVM 21 on: OffloadKind became bit flags and OFK_SYCL
+ * was added as 1 << 3); LLVM 20 still numbers HIP 3. llvm-objdump 19 prints `none` for a 4, 22 prints `none`
+ * for a 3. The two numberings never give one value two meanings in an upstream release: 3 is only HIP (the
+ * bit-flag reading, OpenMP|Cuda, is never written: getOffloadKind yields one kind), 4 is only HIP (19's
+ * OFK_LAST, never written), 8 is only SYCL. So a version 1 image decodes 3 and 4 as hip, 8 as sycl. Versions
+ * 2 and 3 exist only after the bit-flag change, so they decode by 22's table alone (a 3 there is none).
+ */
+export function offloadKindText(kind: number, version: number = OFFLOAD_BINARY_VERSION): string {
+  if (version <= OFFLOAD_BINARY_VERSION && kind === OffloadKind19.OFK_HIP) return "hip";
+  return getOffloadKindName(kind, 22);
+}
+
 /** The `kind` column of `llvm-objdump --offloading` (OffloadDump.cpp's getImageName). */
 export function objdumpImageKindName(kind: number): string {
   return ["<none>", "elf", "llvm ir", "cubin", "fatbinary", "ptx"][kind] ?? "<none>";

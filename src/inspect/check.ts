@@ -22,7 +22,7 @@ import type { IncompatibilityReason, ParsedTargetId } from "../target-id/index.j
 
 /**
  * The offload kinds `--kind` takes: the bundler's device kinds (`OFFLOAD_KINDS` but host; hip and hipv4 count
- * as one) and the kinds offload images carry (`getOffloadKindName`: openmp, cuda, hip, and sycl from LLVM 20).
+ * as one) and the kinds offload images carry (`offloadKindText`: openmp, cuda, hip (3 as LLVM 19 writes it, 4 as 22 does), sycl).
  */
 export const CHECK_KINDS = ["hip", "hipv4", "openmp", "cuda", "sycl"] as const;
 

@@ -43,7 +43,7 @@ import {
 } from "../formats/ccob.js";
 import type { CcobMember } from "../formats/ccob.js";
 import { ELF_BUNDLE_SECTION_PREFIX, isElf, openElf, sectionNames, sectionRange } from "../formats/elf.js";
-import { OFFLOAD_BINARY_MAGIC_BYTES, getOffloadKindName, readOffloadBinaries } from "../formats/offload-binary.js";
+import { OFFLOAD_BINARY_MAGIC_BYTES, offloadKindText, readOffloadBinaries } from "../formats/offload-binary.js";
 import type { OffloadBinaries, OffloadImage } from "../formats/offload-binary.js";
 import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
 import { salvageBinaryBundle } from "./salvage.js";
@@ -616,9 +616,9 @@ export function foundImages(images: readonly OffloadImage[], base: number, first
 }
 
 /** The ID an offload image is known by for `--targets` and reports: `<kind>-<triple>-<arch>`, triples of three fields given an empty environment. */
-export function imageTargetId(image: { readonly offloadKind: number; readonly triple: string; readonly arch: string }): string {
+export function imageTargetId(image: { readonly offloadKind: number; readonly version?: number; readonly triple: string; readonly arch: string }): string {
   const triple = image.triple.split("-").length === 3 ? `${image.triple}-` : image.triple;
-  return `${getOffloadKindName(image.offloadKind)}-${triple}-${image.arch}`;
+  return `${offloadKindText(image.offloadKind, image.version)}-${triple}-${image.arch}`;
 }
 
 /** Every bundle and offload binary in `input`, wherever it is held (see the module comment). */

@@ -5,7 +5,7 @@
  * Unicode text here (UTF-8 decoded where valid, one char per byte otherwise; src/formats/bytes.ts).
  */
 import { byteStringToUnicode } from "../formats/bytes.js";
-import { getOffloadKindName, objdumpImageKindName } from "../formats/offload-binary.js";
+import { objdumpImageKindName, offloadKindText } from "../formats/offload-binary.js";
 import type { Location, SearchedRegion } from "./locate.js";
 import type { CompressedBundleInfo, FoundOffloadImage, ScanProblem } from "./scan.js";
 
@@ -86,7 +86,7 @@ export function locationJson(path: string, report: Location): LocationJson {
       images: run.images.map((image) => ({
         ...image,
         imageKindName: objdumpImageKindName(image.imageKind),
-        offloadKindName: getOffloadKindName(image.offloadKind),
+        offloadKindName: offloadKindText(image.offloadKind, image.version),
         triple: byteStringToUnicode(image.triple),
         arch: byteStringToUnicode(image.arch),
         strings: Object.fromEntries(image.strings.map(([k, v]) => [byteStringToUnicode(k), byteStringToUnicode(v)])),

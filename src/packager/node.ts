@@ -37,7 +37,7 @@ import type { OutputFile } from "../node/output.js";
 
 export interface PackagerOptions {
   engine?: Engine;
-  /** Numbering of offload kinds (HIP is 3 in 19, 4 in 22). Default 19. */
+  /** Which tool's rules: kind numbering (HIP is 3 in 19, 4 in 22) and required keys. Default 19. */
   llvm?: LlvmMajor;
   /** Prints a warning the way the native tool does (`<argv0>: warning: <text>`). */
   warn?: (text: string) => void;
@@ -76,8 +76,10 @@ export function packageImages(images: readonly string[], output: string, options
   try {
     for (const image of images) {
       const args = parseImageArguments(image);
-      if (!args.has("triple") || !args.has("file")) {
-        throw new OffloadKitError("PACKAGER_MISSING_KEYS", "'file' and 'triple' are required image arguments");
+      // 19 requires a triple; 22 (llvm-offload-binary) only the file, with its own wording (sic).
+      if (options.llvm === 22 ? !args.has("file") : !args.has("triple") || !args.has("file")) {
+        const text = options.llvm === 22 ? "'file' is a required image arguments" : "'file' and 'triple' are required image arguments";
+        throw new OffloadKitError("PACKAGER_MISSING_KEYS", text);
       }
       for (const file of imageFiles(args)) {
         let source: FileSource;

@@ -10,12 +10,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseCommandLine, type ParseResult, type ResponseFileReader } from "../../src/cli/args.js";
 import { BUNDLER_OPTIONS, bundlerToolSpec } from "../../src/cli/offload-bundler-options.js";
 import { packagerToolSpec } from "../../src/cli/offload-packager-options.js";
+import { offloadBinaryToolSpec } from "../../src/cli/offload-binary-options.js";
 import { hasNative } from "../native.js";
 import { HANG_MS } from "../limits.js";
 
 const BUNDLER_19 = "clang-offload-bundler-19";
 const BUNDLER_22 = "clang-offload-bundler-22";
 const PACKAGER_19 = "clang-offload-packager-19";
+const OFFLOAD_BINARY_22 = "llvm-offload-binary-22";
 
 function versionText(tool: string): string | undefined {
   // test/native.ts: under OFFLOAD_KIT_REQUIRE_NATIVE=1 (CI) a missing tool fails instead of skipping.
@@ -27,6 +29,7 @@ function versionText(tool: string): string | undefined {
 const bundler19Version = versionText(BUNDLER_19);
 const bundler22Version = versionText(BUNDLER_22);
 const packager19Version = versionText(PACKAGER_19);
+const offloadBinary22Version = versionText(OFFLOAD_BINARY_22);
 
 const STRERROR: Record<string, string> = {
   EISDIR: "Is a directory",
@@ -292,6 +295,19 @@ describe.skipIf(!packager19Version)("cl:: parsing against clang-offload-packager
   it("suggests the same option for random typos", () => {
     const args = randomTypos(["o", "image", "archive"], 300, 0x9ac);
     expect(outcome(parseCommandLine(packager, PACKAGER_19, args))).toEqual(runNative(PACKAGER_19, PACKAGER_19, args, work));
+  });
+});
+
+describe.skipIf(!offloadBinary22Version)("cl:: parsing against llvm-offload-binary-22", () => {
+  const tool = offloadBinaryToolSpec(offloadBinary22Version ?? "");
+
+  it.each(PACKAGER_ENDING_VECTORS.map((args) => [args.join(" "), args]))("%s", (_name, args) => {
+    expect(outcome(parseCommandLine(tool, OFFLOAD_BINARY_22, args, nodeReader(work)))).toEqual(runNative(OFFLOAD_BINARY_22, OFFLOAD_BINARY_22, args, work));
+  });
+
+  it("suggests the same option for random typos (22's option map order)", () => {
+    const args = randomTypos(["o", "image", "archive"], 300, 0x22b);
+    expect(outcome(parseCommandLine(tool, OFFLOAD_BINARY_22, args))).toEqual(runNative(OFFLOAD_BINARY_22, OFFLOAD_BINARY_22, args, work));
   });
 });
 

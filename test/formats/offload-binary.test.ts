@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import { bytesSource } from "../../src/engine/source.js";
 import {
-  ImageKind, OffloadKind19, OffloadKind22, getImageKind, getImageKindName, getOffloadKind, getOffloadKindName, isOffloadBinary,
+  ImageKind, OffloadKind19, OffloadKind22, getImageKind, getImageKindName, getOffloadKind, getOffloadKindName, isOffloadBinary, offloadKindText,
   layoutOffloadBinary, llvmOffloadErrorText, parseOffloadBinaries, readImageBytes, writeOffloadBinary, writeOffloadBinaryMulti,
 } from "../../src/formats/offload-binary.js";
 import { latin1Decode } from "../../src/formats/bytes.js";
@@ -166,6 +166,14 @@ describe("kinds and names", () => {
     expect([3, 4, 8].map((k) => getOffloadKindName(k))).toEqual(["hip", "none", "none"]);
     expect([3, 4, 8].map((k) => getOffloadKindName(k, 22))).toEqual(["none", "hip", "sycl"]);
     expect(isOffloadBinary(file("example.19.bin"))).toBe(true);
+    // Reports read both numberings in version 1 files (19 wrote HIP as 3, 22 as 4; 4 and 8 mean nothing in 19)
+    // and 22's alone in versions 2 and 3, which only bit-flag LLVM writes (there 3 would be OpenMP|Cuda).
+    expect([0, 1, 2, 3, 4, 8, 5, 16].map((k) => offloadKindText(k, 1))).toEqual(["none", "openmp", "cuda", "hip", "hip", "sycl", "none", "none"]);
+    expect([1, 2, 3, 4, 8].map((k) => offloadKindText(k, 3))).toEqual(["openmp", "cuda", "none", "hip", "sycl"]);
+    for (const name of ["multi.19.bin", "multi.22.bin"]) {
+      const [, , hip] = parseOffloadBinaries(file(name)).images;
+      expect(offloadKindText(hip!.offloadKind, hip!.version), name).toBe("hip");
+    }
     expect(isOffloadBinary(new Uint8Array([0x10, 0xff]))).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
-import { getImageKindName, getOffloadKindName, isOffloadBinary, llvmOffloadErrorText, objdumpImageKindName } from "../../formats/offload-binary.js";
+import { getImageKindName, isOffloadBinary, llvmOffloadErrorText, objdumpImageKindName, offloadKindText } from "../../formats/offload-binary.js";
 import { readExact } from "../../engine/source.js";
 import { objdumpOffloading } from "../../inspect/objdump.js";
 import { locate } from "../../inspect/locate.js";
@@ -86,7 +86,7 @@ function formatOffload(path: string, run: LocatedOffloadBinaries): string {
     const other = image.strings.filter(([k]) => k !== "triple" && k !== "arch").map(([k, v]) => `${k}=${v}`).join(",");
     rows.push([
       String(image.index), `${image.compressed ? "(packed) " : ""}${hex(image.offset)}`, String(image.size), kind,
-      getOffloadKindName(image.offloadKind), image.triple, image.arch, other,
+      offloadKindText(image.offloadKind, image.version), image.triple, image.arch, other,
     ].map(byteStringToUnicode));
   }
   return out + table(rows, [true, false, true, false, false, false, false, false]);
