@@ -13,15 +13,10 @@
  * no output at all, a generated name has '/' replaced by '_', and offload binaries inside LLVM bitcode or COFF
  * objects are refused with an error.
  */
-import { OffloadKitError } from "../engine/errors.js";
-import { utf8ToByteString } from "../formats/bytes.js";
-import { extractImages, packageImages } from "../packager/node.js";
 import { PACKAGE_VERSION } from "../version.js";
-import { flagValue, formatHelp, listValue, parseCommandLine, stringValue } from "./args.js";
 import type { CliIO } from "./io.js";
-import { printWarning, responseFileReader, runGuarded } from "./io.js";
 import { offloadBinaryToolSpec } from "./offload-binary-options.js";
-import { asLlvmError } from "./offload-packager.js";
+import { runOffloadBinaryTool } from "./offload-packager.js";
 
 /** The LLVM release whose llvm-offload-binary this one follows. */
 export const OFFLOAD_BINARY_LLVM_VERSION = "22.1.8";
@@ -29,37 +24,5 @@ export const OFFLOAD_BINARY_LLVM_VERSION = "22.1.8";
 export const OFFLOAD_BINARY_VERSION_TEXT = `offload-kit offload-binary version ${OFFLOAD_BINARY_LLVM_VERSION} (offload-kit ${PACKAGE_VERSION})\n`;
 
 export function runOffloadBinary(argv0: string, args: readonly string[], io: CliIO): number {
-  const spec = offloadBinaryToolSpec(OFFLOAD_BINARY_VERSION_TEXT);
-  const parsed = parseCommandLine(spec, argv0, args, responseFileReader(io.cwd));
-  if (parsed.kind === "exit") {
-    if (parsed.stdout) io.stdout(parsed.stdout);
-    if (parsed.stderr) io.stderr(parsed.stderr);
-    return parsed.code;
-  }
-  if (parsed.stderr) io.stderr(parsed.stderr);
-  const output = stringValue(parsed.values, "o");
-  const input = stringValue(parsed.values, "input");
-  const images = listValue(parsed.values, "image").map(utf8ToByteString);
-  const archive = flagValue(parsed.values, "archive");
-  const warn = (text: string) => printWarning(io, argv0, text);
-  if (input !== "" && output !== "") {
-    return runGuarded(io, argv0, () => {
-      throw new OffloadKitError("PACKAGER_MODES", "Packaging to an output file and extracting from an input file are mutually exclusive.");
-    });
-  }
-  // 22 added this: with neither an output nor an input it prints the uncategorized help (cl::PrintHelpMessage)
-  // and succeeds, where 19 silently does nothing.
-  if (output === "" && input === "") {
-    io.stdout(formatHelp(spec, argv0, { categorized: false, showHidden: false }));
-    return 0;
-  }
-  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm: 22 }), 0));
-  return runGuarded(io, argv0, () => {
-    try {
-      extractImages(input, images, { archive, warn, maxVersion: 1, llvm: 22 });
-    } catch (e) {
-      throw asLlvmError(e);
-    }
-    return 0;
-  });
+  return runOffloadBinaryTool({ spec: offloadBinaryToolSpec(OFFLOAD_BINARY_VERSION_TEXT), llvm: 22, helpWhenIdle: true }, argv0, args, io);
 }

@@ -12,7 +12,8 @@ import { llvmOffloadErrorText } from "../formats/offload-binary.js";
 import { utf8ToByteString } from "../formats/bytes.js";
 import { extractImages, packageImages } from "../packager/node.js";
 import { LLVM_COMPAT_VERSION, PACKAGE_VERSION } from "../version.js";
-import { flagValue, listValue, parseCommandLine, stringValue } from "./args.js";
+import { flagValue, formatHelp, listValue, parseCommandLine, stringValue } from "./args.js";
+import type { ToolSpec } from "./args.js";
 import type { CliIO } from "./io.js";
 import { printWarning, responseFileReader, runGuarded } from "./io.js";
 import { packagerToolSpec } from "./offload-packager-options.js";
@@ -28,8 +29,18 @@ export function asLlvmError(e: unknown): unknown {
   return e;
 }
 
-export function runPackager(argv0: string, args: readonly string[], io: CliIO): number {
-  const parsed = parseCommandLine(packagerToolSpec(PACKAGER_VERSION_TEXT), argv0, args, responseFileReader(io.cwd));
+/** What sets the two drop-ins apart: their options and help, and the LLVM release whose rules they follow. */
+export interface OffloadBinaryTool {
+  readonly spec: ToolSpec;
+  /** 22's rules (kind numbers, required image keys); 19's when undefined. */
+  readonly llvm?: 22;
+  /** With neither -o nor an input, print the uncategorized help and succeed (22) instead of doing nothing (19). */
+  readonly helpWhenIdle: boolean;
+}
+
+/** The command line of clang-offload-packager 19 or llvm-offload-binary 22: package with -o, extract with an input. */
+export function runOffloadBinaryTool(tool: OffloadBinaryTool, argv0: string, args: readonly string[], io: CliIO): number {
+  const parsed = parseCommandLine(tool.spec, argv0, args, responseFileReader(io.cwd));
   if (parsed.kind === "exit") {
     if (parsed.stdout) io.stdout(parsed.stdout);
     if (parsed.stderr) io.stderr(parsed.stderr);
@@ -41,19 +52,28 @@ export function runPackager(argv0: string, args: readonly string[], io: CliIO): 
   const images = listValue(parsed.values, "image").map(utf8ToByteString);
   const archive = flagValue(parsed.values, "archive");
   const warn = (text: string) => printWarning(io, argv0, text);
+  const llvm = tool.llvm;
   if (input !== "" && output !== "") {
     return runGuarded(io, argv0, () => {
       throw new OffloadKitError("PACKAGER_MODES", "Packaging to an output file and extracting from an input file are mutually exclusive.");
     });
   }
-  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn }), 0));
-  if (input === "") return 0;
+  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm }), 0));
+  if (input === "") {
+    // 22 added this (cl::PrintHelpMessage); 19 silently does nothing.
+    if (tool.helpWhenIdle) io.stdout(formatHelp(tool.spec, argv0, { categorized: false, showHidden: false }));
+    return 0;
+  }
   return runGuarded(io, argv0, () => {
     try {
-      extractImages(input, images, { archive, warn, maxVersion: 1 });
+      extractImages(input, images, { archive, warn, maxVersion: 1, llvm });
     } catch (e) {
       throw asLlvmError(e);
     }
     return 0;
   });
+}
+
+export function runPackager(argv0: string, args: readonly string[], io: CliIO): number {
+  return runOffloadBinaryTool({ spec: packagerToolSpec(PACKAGER_VERSION_TEXT), helpWhenIdle: false }, argv0, args, io);
 }
