@@ -3,22 +3,16 @@
 // codes. Follows packager-native.test.ts (the 19 packager); here the points are 22's rules: HIP written and
 // matched as 4, sycl as 8, only 'file' required, and binaries written by the 19 packager (HIP 3) read as 22 reads
 // them. Also the option map order 22 uses to break ties between suggestions.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runOffloadBinary } from "../../src/cli/offload-binary.js";
-import { runInDir } from "../cli/harness.js";
 import { hasNative, runNative } from "../native.js";
-import { HANG_MS } from "../limits.js";
+import { twinDirs } from "./twin-dirs.js";
 
 const TOOL = "llvm-offload-binary-22";
 const PACKAGER_19 = "clang-offload-packager-19";
 const CLANG = "clang-22";
-
-const root = mkdtempSync(join(tmpdir(), "offload-kit-offload-binary-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const INPUTS: Record<string, Uint8Array> = {
   "a.o": new TextEncoder().encode("IMG1"),
@@ -30,44 +24,7 @@ const INPUTS: Record<string, Uint8Array> = {
   "empty.o": new Uint8Array(0),
 };
 
-let counter = 0;
-function freshDir(extra: Record<string, Uint8Array> = {}): string {
-  const dir = join(root, `run${++counter}`);
-  mkdirSync(dir);
-  mkdirSync(join(dir, "sub"));
-  for (const [name, bytes] of Object.entries({ ...INPUTS, ...extra })) writeFileSync(join(dir, name), bytes);
-  return dir;
-}
-
-function snapshot(dir: string, prefix = ""): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) Object.assign(out, snapshot(path, `${prefix}${name}/`));
-    else out[prefix + name] = readFileSync(path).toString("hex");
-  }
-  return out;
-}
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  files: Record<string, string>;
-}
-
-async function ours(args: string[], extra: Record<string, Uint8Array> = {}): Promise<Outcome> {
-  const dir = freshDir(extra);
-  const run = await runInDir(dir, (io) => runOffloadBinary(TOOL, args, io));
-  return { code: run.code, stdout: run.stdout.toString("latin1"), stderr: run.stderr, files: snapshot(dir) };
-}
-
-/** The native tool started by its bare name, so its argv[0] (and so its messages) match ours. */
-function native(args: string[], extra: Record<string, Uint8Array> = {}): Outcome {
-  const dir = freshDir(extra);
-  const run = spawnSync(TOOL, args, { cwd: dir, timeout: HANG_MS });
-  return { code: run.status, stdout: run.stdout.toString("latin1"), stderr: run.stderr.toString("latin1"), files: snapshot(dir) };
-}
+const { freshDir, ours, native } = twinDirs(TOOL, INPUTS, runOffloadBinary);
 
 describe.skipIf(!hasNative(TOOL))("offload-binary vs llvm-offload-binary-22", () => {
   const PACKAGING: string[][] = [

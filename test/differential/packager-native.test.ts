@@ -3,23 +3,18 @@
 // sides) and exit codes. Covers the string-entry order on random key sets (DenseMap bucket order, see
 // src/packager/image-args.ts), packaging, extraction from raw binaries, ELF objects and archives, and errors.
 // Documented differences are asserted as such at the end.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runPackager } from "../../src/cli/offload-packager.js";
-import { runInDir } from "../cli/harness.js";
 import { rng } from "../engines.js";
 import { hasNative, runNative } from "../native.js";
 import { HANG_MS } from "../limits.js";
+import { twinDirs } from "./twin-dirs.js";
 
 const PACKAGER = "clang-offload-packager-19";
 const CLANG = "clang-19";
 const AR = "llvm-ar-19";
-
-const root = mkdtempSync(join(tmpdir(), "offload-kit-packager-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Inputs every case starts from; each run gets a fresh copy of them in its own directory. */
 const INPUTS: Record<string, Uint8Array> = {
@@ -38,45 +33,7 @@ const INPUTS: Record<string, Uint8Array> = {
   "empty.o": new Uint8Array(0),
 };
 
-let counter = 0;
-function freshDir(extra: Record<string, Uint8Array> = {}): string {
-  const dir = join(root, `run${++counter}`);
-  mkdirSync(dir);
-  mkdirSync(join(dir, "sub"));
-  for (const [name, bytes] of Object.entries({ ...INPUTS, ...extra })) writeFileSync(join(dir, name), bytes);
-  return dir;
-}
-
-/** Every regular file below `dir` with its bytes, as hex (directories by name). */
-function snapshot(dir: string, prefix = ""): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) Object.assign(out, snapshot(path, `${prefix}${name}/`));
-    else out[prefix + name] = readFileSync(path).toString("hex");
-  }
-  return out;
-}
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  files: Record<string, string>;
-}
-
-async function ours(args: string[], extra: Record<string, Uint8Array> = {}): Promise<Outcome> {
-  const dir = freshDir(extra);
-  const run = await runInDir(dir, (io) => runPackager(PACKAGER, args, io));
-  return { code: run.code, stdout: run.stdout.toString("latin1"), stderr: run.stderr, files: snapshot(dir) };
-}
-
-/** The native tool started by its bare name, so its argv[0] (and so its messages) match ours. */
-function native(args: string[], extra: Record<string, Uint8Array> = {}): Outcome {
-  const dir = freshDir(extra);
-  const run = spawnSync(PACKAGER, args, { cwd: dir });
-  return { code: run.status, stdout: run.stdout.toString("latin1"), stderr: run.stderr.toString("latin1"), files: snapshot(dir) };
-}
+const { freshDir, ours, native } = twinDirs(PACKAGER, INPUTS, runPackager);
 
 describe.skipIf(!hasNative(PACKAGER))("offload-packager vs clang-offload-packager-19", () => {
   it("writes string entries in the native order for 400 random key sets", async () => {
