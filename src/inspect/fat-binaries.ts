@@ -37,7 +37,8 @@ export interface FatBinaryOrigin {
 /** Whether `bundle` is a fat binary by the rule above. */
 export function isFatBinary(bundle: LocatedBundle): boolean {
   if (bundle.section !== undefined) return bundle.section.startsWith(HIP_FATBIN_SECTION);
-  return bundle.member === undefined && bundle.format !== "object";
+  // A standalone code object is device code itself, not a fat binary a host program registers.
+  return bundle.member === undefined && bundle.format !== "object" && bundle.format !== "code-object";
 }
 
 /** Where the bundle's bytes start in the file: a compressed bundle's own offset, not its decompressed bundle's. */

@@ -36,6 +36,7 @@ import { engine as defaultEngine } from "../engine/select.js";
 import { bytesSource, readExact, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { Window } from "../engine/window.js";
+import { codeObjectEntryId, isAmdgpuCodeObject, parseAmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import { isArchive, readArchive } from "../formats/archive.js";
 import { BUNDLE_MAGIC_BYTES, readBinaryBundle } from "../formats/bundle.js";
 import {
@@ -194,10 +195,36 @@ class Locator {
       this.archive(start, size, where, depth);
       return "archive";
     }
+    if (isAmdgpuCodeObject(head)) {
+      this.codeObject(start, size, head, where);
+      return "elf";
+    }
     if (isElf(head, size) && this.elf(start, size, where, depth)) return "elf";
     this.searched.push(withWhere({ offset: start, size, how: "whole" as const }, where));
     this.region(start, start + size, { ...where, source: this.file, window: this.fileWindow, blobStart: true, depth });
     return isElf(head, size) ? "elf" : "other";
+  }
+
+  /**
+   * A standalone AMDGPU code object (a `.hsaco`, a Tensile `.co`): device code as it stands, one entry of
+   * format `code-object` spanning the whole file or member. Its sections are not walked: the toolchains
+   * never put bundles in a code object, and its `.rodata` may hold the magics as data.
+   */
+  private codeObject(start: number, size: number, head: Uint8Array, where: Where): void {
+    let object;
+    try {
+      object = parseAmdgpuCodeObject(head);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return;
+    }
+    const id = codeObjectEntryId(object);
+    if (id === undefined) {
+      this.problems.push({ offset: start, code: "AMDGPU_UNKNOWN_MACH", message: `AMDGPU code object for processor number 0x${object.mach.toString(16)} (e_flags 0x${object.flags.toString(16)}), which is not in the table` });
+      return;
+    }
+    const align = alignmentOf(start);
+    this.addBundle(withWhere({ format: "code-object" as const, offset: start, size, align, entries: [{ id, offset: start, size, align }], codeObject: object }, where), this.file);
   }
 
   private archive(start: number, size: number, where: Where, depth: number): void {

@@ -4,6 +4,7 @@
  * shows exactly what the CLI lists. Byte strings (IDs, section and member names, image strings) become
  * Unicode text here (UTF-8 decoded where valid, one char per byte otherwise; src/formats/bytes.ts).
  */
+import type { AmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import { byteStringToUnicode } from "../formats/bytes.js";
 import { objdumpImageKindName, offloadKindText } from "../formats/offload-binary.js";
 import type { Location, SearchedRegion } from "./locate.js";
@@ -19,7 +20,7 @@ export interface EntryJson {
 
 export interface BundleJson {
   readonly index: number;
-  readonly format: "binary" | "text" | "object";
+  readonly format: "binary" | "text" | "object" | "code-object";
   readonly offset: number;
   readonly size: number;
   readonly comment?: string;
@@ -27,6 +28,8 @@ export interface BundleJson {
   readonly compressed?: CompressedBundleInfo;
   readonly section?: string;
   readonly member?: string;
+  /** `code-object`: what its ELF header says. */
+  readonly codeObject?: AmdgpuCodeObject;
   readonly entries: readonly EntryJson[];
 }
 
@@ -77,6 +80,7 @@ export function locationJson(path: string, report: Location): LocationJson {
       ...(b.comment !== undefined ? { comment: b.comment } : {}),
       ...(b.align !== undefined ? { align: b.align } : {}),
       ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
+      ...(b.codeObject !== undefined ? { codeObject: b.codeObject } : {}),
       ...where(b),
       entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
     })),

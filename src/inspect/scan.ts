@@ -11,6 +11,7 @@ import { engine as defaultEngine } from "../engine/select.js";
 import { bytesSource, sliceSource } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { Window } from "../engine/window.js";
+import type { AmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import type { CcobMember } from "../formats/ccob.js";
 import { OFFLOAD_BINARY_MAGIC_BYTES, readOffloadBinaries } from "../formats/offload-binary.js";
 import type { Decompressor } from "../formats/offload-binary.js";
@@ -27,8 +28,11 @@ export interface FoundEntry {
 }
 
 export interface FoundBundle {
-  /** `object`: a fat object's entries, each an ELF section named `__CLANG_OFFLOAD_BUNDLE__<id>`. */
-  readonly format: "binary" | "text" | "object";
+  /**
+   * `object`: a fat object's entries, each an ELF section named `__CLANG_OFFLOAD_BUNDLE__<id>`;
+   * `code-object`: a standalone AMDGPU code object (src/formats/amdgpu-code-object.ts), one entry that is the whole file or member.
+   */
+  readonly format: "binary" | "text" | "object" | "code-object";
   /** Where the bundle starts in the file. */
   readonly offset: number;
   /** Bytes the bundle spans (header to last payload byte). */
@@ -43,6 +47,8 @@ export interface FoundBundle {
    * entries' offsets are then positions in the decompressed bytes.
    */
   readonly compressed?: CompressedBundleInfo;
+  /** `code-object`: what its ELF header says (processor, features, code object version). */
+  readonly codeObject?: AmdgpuCodeObject;
 }
 
 export interface CompressedBundleInfo {

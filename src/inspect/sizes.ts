@@ -26,7 +26,7 @@ export interface SizeRow {
 
 export interface BundleSizeRow {
   readonly index: number;
-  readonly format: "binary" | "text" | "object";
+  readonly format: "binary" | "text" | "object" | "code-object";
   readonly offset: number;
   readonly section?: string;
   readonly member?: string;

@@ -5,6 +5,7 @@
 export {
   AMDGCN_PROCESSORS,
   R600_PROCESSORS,
+  AMDGPU_MACH_PROCESSORS,
   isNvptxSmName,
   listProcessorFeatures,
   resolveAmdgcnProcessor,

@@ -71,9 +71,19 @@ function whereText(found: { readonly section?: string; readonly member?: string 
   return section === "" && member === "" ? "" : `, in ${[section, member].filter((t) => t !== "").join(" of ")}`;
 }
 
+/** `AMDGPU code object v5 (linked, ET_DYN)`: what the ELF header says of a standalone code object. */
+function codeObjectKind(bundle: LocatedBundle): string {
+  const object = bundle.codeObject!;
+  const version = object.codeObjectVersion === undefined ? ` (OS ABI ${object.osAbi}, ABI version ${object.abiVersion})` : ` v${object.codeObjectVersion}`;
+  const type = object.type === 1 ? "relocatable, ET_REL" : object.type === 3 ? "linked, ET_DYN" : `e_type ${object.type}`;
+  const generic = object.genericVersion > 0 ? `, generic version ${object.genericVersion}` : "";
+  return `AMDGPU code object${version} (${type}${generic})`;
+}
+
 function bundleKind(bundle: LocatedBundle): string {
   if (bundle.format === "text") return `text bundle ('${bundle.comment}' markers)`;
   if (bundle.format === "object") return "fat object (__CLANG_OFFLOAD_BUNDLE__ sections)";
+  if (bundle.format === "code-object") return codeObjectKind(bundle);
   return "binary bundle";
 }
 

@@ -28,7 +28,7 @@ export type { WalkError } from "./folders.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
-  | "offload binary" | "embedded offload binaries" | "none";
+  | "offload binary" | "embedded offload binaries" | "code object" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */
@@ -109,6 +109,7 @@ function kindOf(location: Location): InputKind {
     if (bundle.compressed !== undefined) return "compressed bundle";
     if (bundle.format === "text") return "text bundle";
     if (bundle.format === "object") return "fat object";
+    if (bundle.format === "code-object") return "code object";
     return bundle.offset === 0 && bundle.section === undefined ? "bundle" : "embedded bundles";
   }
   if (run !== undefined) return run.offset === 0 && run.section === undefined ? "offload binary" : "embedded offload binaries";
