@@ -7,7 +7,7 @@ import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { hasNative, runNative } from "../native.js";
 import { runInDir, scratchDir } from "./harness.js";
 
-const NATIVE = hasNative("clang-19") && hasNative("llvm-ar-19");
+const NATIVE = hasNative("clang-19") && hasNative("llvm-ar-19") && hasNative("tar");
 
 describe.runIf(NATIVE)("offload-kit on standalone AMDGPU code objects", () => {
   const dir = scratchDir("offload-kit-kit-code-object-");
@@ -29,6 +29,8 @@ describe.runIf(NATIVE)("offload-kit on standalone AMDGPU code objects", () => {
     build(["-x", "c", "-c", "-", "-o", "lib/host.o"], new TextEncoder().encode("int host(void) { return 1; }\n"));
     const ar = runNative("llvm-ar-19", ["rc", "objects.a", "lib/navi.hsaco", "lib/host.o"], { cwd: dir });
     expect(ar.status, ar.stderr).toBe(0);
+    const tar = runNative("tar", ["cf", "lib.tar", "lib"], { cwd: dir });
+    expect(tar.status, tar.stderr).toBe(0);
   });
 
   it("ls lists each code object as one entry spanning the file, with its target ID and header", async () => {
@@ -64,6 +66,11 @@ describe.runIf(NATIVE)("offload-kit on standalone AMDGPU code objects", () => {
       { id: "gfx90a", entries: 2, bytes: sizeOf("lib/on.hsaco") + sizeOf("lib/off.co") },
       { id: "gfx1030", entries: 1, bytes: sizeOf("lib/navi.hsaco") },
     ]));
+  });
+
+  it("a package's code objects are counted as a folder's are", async () => {
+    const json = JSON.parse((await kit("sizes", "--json", "lib.tar")).stdout.toString());
+    expect(json.total).toMatchObject({ entries: 3, bytes: sizeOf("lib/on.hsaco") + sizeOf("lib/off.co") + sizeOf("lib/navi.hsaco") });
   });
 
   it("check --gpu judges each code object by its target ID", async () => {
