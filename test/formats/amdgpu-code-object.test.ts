@@ -51,6 +51,8 @@ describe("AMDGPU code object headers", () => {
     expect(codeObjectEntryId(object)).toBe("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
     expect(parseAmdgpuCodeObject(header(0xa3f, 2)).targetId).toBe("gfx90a:sramecc-:xnack-");
     expect(parseAmdgpuCodeObject(header(0xf4c, 2)).targetId).toBe("gfx942:sramecc+:xnack+");
+    expect(formatCodeObjectTargetId("gfx942", "on", "off")).toBe("gfx942:sramecc-:xnack+");
+    expect(formatCodeObjectTargetId("gfx942", "any", "unsupported")).toBe("gfx942");
     expect(parseAmdgpuCodeObject(header(0x036, 3))).toMatchObject({ targetId: "gfx1030", xnack: "unsupported", sramecc: "unsupported" });
   });
 
