@@ -103,9 +103,10 @@ describe("replace in memory", () => {
   });
 
   it("a version 2 binary of several images is written again whole, with the same strings", () => {
+    // Version 2 (LLVM 23) numbers kinds as 22 does: HIP is 4 (see offloadKindText).
     const images = [
-      { imageKind: 2, offloadKind: 3, flags: 0, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx90a"]] as [string, string][], image: payload(64) },
-      { imageKind: 2, offloadKind: 3, flags: 1, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx1100"], ["feature", "+wavefrontsize64"]] as [string, string][], image: payload(90) },
+      { imageKind: 2, offloadKind: 4, flags: 0, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx90a"]] as [string, string][], image: payload(64) },
+      { imageKind: 2, offloadKind: 4, flags: 1, strings: [["triple", "amdgcn-amd-amdhsa"], ["arch", "gfx1100"], ["feature", "+wavefrontsize64"]] as [string, string][], image: payload(90) },
     ];
     const result = replaceWith(writeOffloadBinaryMulti(images, { version: 2 }), { entry: "hip-amdgcn-amd-amdhsa--gfx90a", payload: NEW, codecs });
     expect(result.output).toEqual(writeOffloadBinaryMulti([{ ...images[0], image: NEW }, images[1]], { version: 2 }));
