@@ -111,6 +111,25 @@ function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
   }
 }
 
+/** Sections only program headers lead to (`.interp`, notes), or empty: they may move with their headers. */
+function movableSection(s: SectionHeader): boolean {
+  return s.type === SHT_NOTE || s.name === ".interp" || s.size === 0;
+}
+
+/**
+ * The program headers (by index) that map bytes inside [start, end), which move with that run; undefined when
+ * one maps part of it and more. `skip` says which headers cannot be among them (the segments holding the run).
+ */
+function headersInside(phdrs: readonly ProgramHeader[], start: number, end: number, skip: (p: ProgramHeader, i: number) => boolean): number[] | undefined {
+  const headers: number[] = [];
+  for (const [i, p] of phdrs.entries()) {
+    if (skip(p, i) || p.filesz === 0 || p.offset >= end || p.offset + p.filesz <= start) continue;
+    if (p.offset < start || p.offset + p.filesz > end) return undefined;
+    headers.push(i);
+  }
+  return headers;
+}
+
 /**
  * The sections an executable's program header table can grow over: the run right after the table of
  * `.interp` and SHT_NOTE sections, which only program headers lead to (PT_INTERP, PT_NOTE,
@@ -139,8 +158,7 @@ function noteRunAfterTable(elf: LinkedElf, entries: number): NoteRun | undefined
   const placed = elf.sections
     .filter((s) => s.index !== 0 && s.type !== SHT_NOBITS && (s.flags & SHF_ALLOC) !== 0 && s.offset + s.size > elf.phoff && s.offset < holder.offset + holder.filesz)
     .sort((a, b) => a.offset - b.offset || a.size - b.size);
-  const movable = (s: SectionHeader): boolean => s.type === SHT_NOTE || s.name === ".interp" || s.size === 0;
-  let next = placed.findIndex((s) => !movable(s));
+  let next = placed.findIndex((s) => !movableSection(s));
   if (next < 0) next = placed.length;
   const sections = placed.slice(0, next);
   if (sections.some((s) => s.offset < tableEnd)) return undefined;
@@ -150,13 +168,8 @@ function noteRunAfterTable(elf: LinkedElf, entries: number): NoteRun | undefined
   const end = sections.reduce((e, s) => Math.max(e, s.offset + s.size), start);
   const align = sections.reduce((a, s) => Math.max(a, s.addralign), 1);
   if ((align & (align - 1)) !== 0 || align > 4096) return undefined;
-  const headers: number[] = [];
-  for (const [i, p] of phdrs.entries()) {
-    if (p.type === PT_LOAD || p.type === PT_PHDR || p.filesz === 0) continue;
-    if (p.offset >= end || p.offset + p.filesz <= start) continue;
-    if (p.offset < start || p.offset + p.filesz > end) return undefined;
-    headers.push(i);
-  }
+  const headers = headersInside(phdrs, start, end, (p) => p.type === PT_LOAD || p.type === PT_PHDR);
+  if (headers === undefined) return undefined;
   return { start, end, align, displacement: holder.vaddr - holder.offset, sections, headers };
 }
 
@@ -185,15 +198,7 @@ function carriedRun(elf: LinkedElf, fatbin: SectionHeader, segIndex: number): Ca
   const segFileEnd = seg.offset + seg.filesz;
   const tableSize = phdrs.length * PHDR_SIZE;
   if (seg.memsz !== seg.filesz) return undefined;
-  const headersWithin = (start: number, end: number): number[] | undefined => {
-    const headers: number[] = [];
-    for (const [i, p] of phdrs.entries()) {
-      if (i === segIndex || p.type === PT_NULL || p.filesz === 0 || p.offset >= end || p.offset + p.filesz <= start) continue;
-      if (p.offset < start || p.offset + p.filesz > end) return undefined;
-      headers.push(i);
-    }
-    return headers;
-  };
+  const headersWithin = (start: number, end: number) => headersInside(phdrs, start, end, (p, i) => i === segIndex || p.type === PT_NULL);
   if (segFileEnd === fatbinEnd && elf.phoff === fatbinEnd && elf.phoff % 8 === 0) {
     // The table right after the section, in a PT_LOAD of its own with the segment's displacement.
     const own = phdrs.findIndex((p) => p.type === PT_LOAD && p.offset === elf.phoff && p.filesz === tableSize && p.vaddr - p.offset === seg.vaddr - seg.offset);
@@ -203,7 +208,7 @@ function carriedRun(elf: LinkedElf, fatbin: SectionHeader, segIndex: number): Ca
   }
   if (segFileEnd <= fatbinEnd) return undefined;
   const sections = elf.sections.filter((s) => s.index !== 0 && s.type !== SHT_NOBITS && s.offset >= fatbinEnd && s.offset < segFileEnd);
-  if (sections.length === 0 || !sections.every((s) => s.type === SHT_NOTE || s.name === ".interp" || s.size === 0)) return undefined;
+  if (sections.length === 0 || !sections.every(movableSection)) return undefined;
   const start = Math.min(...sections.map((s) => s.offset));
   const end = Math.max(...sections.map((s) => s.offset + s.size));
   const align = sections.reduce((a, s) => Math.max(a, s.addralign), 1);
