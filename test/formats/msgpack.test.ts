@@ -50,7 +50,7 @@ describe("msgpack", () => {
   it("round-trips maps, bins, exts, 64-bit integers and nesting", () => {
     const value = new Map<unknown, unknown>([
       ["amdhsa.version", [1, 2]],
-      ["amdhsa.kernels", [new Map([[".name", "k"], [".vgpr_count", 10], [".sgpr_count", 300]])]],
+      ["amdhsa.kernels", [new Map<string, unknown>([[".name", "k"], [".vgpr_count", 10], [".sgpr_count", 300]])]],
       ["bin", new Uint8Array([1, 2, 3])],
       ["big", 2n ** 63n + 5n],
       ["neg", -(2n ** 62n)],
