@@ -98,14 +98,16 @@ export function freshness(root) {
   return { fresh: true, why: `build is fresh: ${now.files} input files unchanged since ${stamp.builtAt}` };
 }
 
-function begin(root) {
+/** The build's first step: hash the inputs into a pending stamp, and void the stamp of the last build. */
+export function begin(root) {
   mkdirSync(join(root, "dist"), { recursive: true });
   rmSync(join(root, STAMP), { force: true });
   const { hash, files } = inputsHash(root);
   writeFileSync(join(root, PENDING), `${JSON.stringify({ hash, files, node: process.version })}\n`);
 }
 
-function end(root) {
+/** The build's last step: the pending stamp (the inputs as the build began) becomes the stamp. */
+export function end(root) {
   const pending = join(root, PENDING);
   if (!existsSync(pending)) {
     console.error(`build-if-stale: ${PENDING} is missing (the build did not run --begin first); no stamp written`);
