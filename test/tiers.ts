@@ -22,16 +22,13 @@ const QUICK = [
   "test/inspect/",
   "test/bundler/",
   "test/fuzz/",
-  "test/wrapper/api.test.ts",
   "test/wrapper/bitstream.test.ts",
   "test/wrapper/golden.test.ts",
   "test/prune/containers.test.ts",
   "test/prune/select.test.ts",
-  "test/prune/mutations.test.ts",
   "test/elf-edit/rewrite.test.ts",
   "test/elf-edit/mutations.test.ts",
   "test/packages/tar-stream.test.ts",
-  "test/packages/bzip2.test.ts",
   "test/packages/browser.test.ts",
   "test/node/output.test.ts",
   "test/node/async-settles.test.ts",
@@ -43,6 +40,10 @@ const QUICK = [
 const STANDARD = [
   // Both engines over every located fixture and its mutations: 12 s at load 16, the quick tier's largest file.
   "test/fuzz/locate-engines.test.ts",
+  // The next slowest of the quick kind (5-7 s at load 15): seeded mutation runs, bzip2 -1..-9 against the program.
+  "test/prune/mutations.test.ts",
+  "test/packages/bzip2.test.ts",
+  "test/wrapper/api.test.ts",
 ];
 
 /** Tens of seconds each (durations measured by vitest, 2 shared cores), run by `npm run test:full` only. */
