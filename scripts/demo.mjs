@@ -46,6 +46,8 @@ try {
   run("offload-kit", ["prune", "--keep=gfx90a", "app.hipfb", "-o", pruned]);
   run("offload-kit", ["compress", "app.hipfb", "-o", join(work, "app-compressed.hipfb")]);
   run("offload-kit", ["ls", pruned]);
+  const size = (path) => readFileSync(path).length;
+  console.log(`app-gfx90a.hipfb: ${size(pruned)} bytes (app.hipfb: ${size(join(sample, "app.hipfb"))} bytes)`);
 
   // The drop-in bundler makes the sample's very bytes from the same inputs.
   const rebuilt = join(work, "app.hipfb");
