@@ -31,8 +31,11 @@ export const BUILD_INPUTS = [
   "asconfig.json",
 ];
 
-/** Files the build writes inside its inputs (`*.generated.ts`): outputs, never hashed. */
-const GENERATED = /\.generated\.ts$/;
+/**
+ * Never hashed: files the build writes inside its inputs (`*.generated.ts`), and scripts the build does not run
+ * (`npm start`'s demo), so editing them rebuilds nothing.
+ */
+const NOT_INPUTS = /\.generated\.ts$|^scripts\/demo\.mjs$/;
 
 /** What the tests and the bins need from a build; any one missing makes the build stale. */
 export const BUILD_OUTPUTS = [
@@ -58,7 +61,7 @@ function inputFiles(root) {
     if (!existsSync(full)) return;
     if (statSync(full).isDirectory()) {
       for (const name of readdirSync(full).sort()) walk(`${path}/${name}`);
-    } else if (!GENERATED.test(path)) {
+    } else if (!NOT_INPUTS.test(path)) {
       files.push(path);
     }
   };

@@ -94,8 +94,10 @@ describe("scripts/build-if-stale.mjs", () => {
     expect(BUILD_INPUTS).toEqual(expect.arrayContaining(["src", "assembly", "scripts", "package.json"]));
   });
 
-  it("does not rebuild for a touch or for the files the build itself writes", () => {
+  it("does not rebuild for a touch, for the files the build itself writes, or for the demo", () => {
+    write("scripts/demo.mjs", "// npm start\n");
     run();
+    write("scripts/demo.mjs", "// npm start, reworded\n");
     const later = new Date(Date.now() + 60_000);
     utimesSync(join(root, "src/index.ts"), later, later);
     write("src/wasm/bytes.generated.ts", "export const bytes = 'rewritten by a build';\n");
