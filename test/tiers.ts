@@ -12,7 +12,7 @@ import { join } from "node:path";
 
 export type Tier = "quick" | "standard" | "slow";
 
-/** In-process tests of formats and rules: no child process, no native tool, no built bin. */
+/** In-process tests of formats and rules: no built bin; three ask a small native tool (llvm-readelf, unzip, xxhsum). */
 const QUICK = [
   "test/engine/",
   "test/formats/",
