@@ -33,9 +33,9 @@ export const BUILD_INPUTS = [
 
 /**
  * Never hashed: files the build writes inside its inputs (`*.generated.ts`), and scripts the build does not run
- * (`npm start`'s demo), so editing them rebuilds nothing.
+ * (`npm start`'s demo, the README examples' check), so editing them rebuilds nothing.
  */
-const NOT_INPUTS = /\.generated\.ts$|^scripts\/demo\.mjs$/;
+const NOT_INPUTS = /\.generated\.ts$|^scripts\/(demo|readme-examples)\.mjs$/;
 
 /** What the tests and the bins need from a build; any one missing makes the build stale. */
 export const BUILD_OUTPUTS = [
