@@ -26,7 +26,7 @@ export interface SizeRow {
 
 export interface BundleSizeRow {
   readonly index: number;
-  readonly format: "binary" | "text" | "object" | "code-object";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
   readonly offset: number;
   readonly section?: string;
   readonly member?: string;
