@@ -351,6 +351,9 @@ export function writeNvFatbinContainer(entries: readonly NvFatbinEntry[], option
   return out;
 }
 
+/** What decoding an entry needs to know of it (a parsed entry, or the locator's `NvEntryInfo` with its payload offset). */
+export type NvEntrySizes = Pick<NvFatbinEntryHeader, "kind" | "compression" | "paddedSize" | "compressedSize" | "uncompressedSize" | "payloadOffset">;
+
 /** Decodes one zstd frame into at most `capacity` bytes (the project's codecs: src/compress/codecs.ts `Codecs`). */
 export type NvZstdDecoder = (frame: Uint8Array, capacity: number) => Uint8Array;
 
@@ -360,9 +363,10 @@ export type NvZstdDecoder = (frame: Uint8Array, capacity: number) => Uint8Array;
  * shorter or longer result is an error, NV_DECODED_SIZE), a plain cubin with its padding, PTX up to its
  * terminating NUL.
  */
-export function decodeNvEntry(entry: NvFatbinEntryHeader, stored: Uint8Array, zstd?: NvZstdDecoder): Uint8Array {
-  if (stored.length < entry.payloadSize) {
-    throw new OffloadKitError("NV_TRUNCATED", `fatbin entry payload needs ${entry.payloadSize} bytes, ${stored.length} given`, { offset: entry.payloadOffset, field: "payload" });
+export function decodeNvEntry(entry: NvEntrySizes, stored: Uint8Array, zstd?: NvZstdDecoder): Uint8Array {
+  const payloadSize = entry.compression === "none" ? entry.paddedSize : entry.compressedSize;
+  if (stored.length < payloadSize) {
+    throw new OffloadKitError("NV_TRUNCATED", `fatbin entry payload needs ${payloadSize} bytes, ${stored.length} given`, { offset: entry.payloadOffset, field: "payload" });
   }
   let bytes: Uint8Array;
   if (entry.compression === "none") {
@@ -381,7 +385,7 @@ export function decodeNvEntry(entry: NvFatbinEntryHeader, stored: Uint8Array, zs
       }
     }
     if (bytes.length !== entry.uncompressedSize) {
-      throw new OffloadKitError("NV_DECODED_SIZE", `fatbin entry decodes to ${bytes.length} bytes, its header says ${entry.uncompressedSize}`, { offset: entry.offset + ENTRY.UNCOMPRESSED_SIZE, field: "uncompressed size" });
+      throw new OffloadKitError("NV_DECODED_SIZE", `fatbin entry decodes to ${bytes.length} bytes, its header says ${entry.uncompressedSize}`, { offset: entry.payloadOffset, field: "uncompressed size" });
     }
   }
   if (entry.kind === NV_KIND_PTX) {
