@@ -373,6 +373,13 @@ export function decodeNvEntry(entry: NvEntrySizes, stored: Uint8Array, zstd?: Nv
     bytes = stored.subarray(0, entry.paddedSize);
   } else {
     const compressed = stored.subarray(0, entry.compressedSize);
+    // Neither format can expand further than this, so a larger stated size is damage, refused before
+    // anything is allocated: an LZ4 length byte adds at most 255 bytes of output, and a 4-byte zstd RLE
+    // block stands for at most 128 KiB.
+    const most = entry.compression === "lz4" ? 255 * compressed.length + 16 : 32768 * compressed.length + 65536;
+    if (entry.uncompressedSize > most) {
+      throw new OffloadKitError("NV_DECODED_SIZE", `fatbin entry states ${entry.uncompressedSize} uncompressed bytes, more than ${compressed.length} bytes of ${entry.compression} can hold`, { offset: entry.payloadOffset, field: "uncompressed size" });
+    }
     if (entry.compression === "lz4") {
       bytes = decodeLz4Block(compressed, entry.uncompressedSize);
     } else {
