@@ -139,13 +139,16 @@ interface Selection {
 function selection(options: ExtractAllOptions): Selection {
   const filters = options.imageFilters ?? [];
   if (options.targets === undefined || options.targets.length === 0) return { entry: () => true, bundles: filters.length === 0 };
-  const targets = normaliseBatchTargets(options.targets.map(byteStringToUnicode)).map(parseTarget);
-  const hipOpenmp = options.hipOpenmpCompatible ?? false;
+  // NVIDIA entries are named by arch (`sm_80`, `compute_90`) and selected by that name exactly; the other
+  // targets are the bundler's.
   const raw = options.targets.map(byteStringToUnicode);
+  const nvArchs = raw.filter(isNvArchId);
+  const others = raw.filter((t) => !isNvArchId(t));
+  const targets = others.length > 0 ? normaliseBatchTargets(others).map(parseTarget) : [];
+  const hipOpenmp = options.hipOpenmpCompatible ?? false;
   return {
     entry: (id) => {
-      // NVIDIA entries are named by arch (`sm_80`, `compute_90`) and selected by that name exactly.
-      if (isNvArchId(id)) return raw.includes(id);
+      if (isNvArchId(id)) return nvArchs.includes(id);
       const codeObject = parseTarget(id);
       return targets.some((target) => compatible(codeObject, target, hipOpenmp));
     },
