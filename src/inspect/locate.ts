@@ -300,8 +300,9 @@ class Locator {
         continue;
       }
       const offset = start + range.offset;
-      if (NV_FATBIN_SECTIONS.has(name)) {
-        if (range.size > 0) nvSections.push({ name, offset, size: range.size, section: sections[i]! });
+      // A `.nv_fatbin` that does not start with NVIDIA's magic (a test's or another tool's) is hopped through as before.
+      if (NV_FATBIN_SECTIONS.has(name) && range.size >= 4 && isNvFatbin(readExact(this.file, offset, 4))) {
+        nvSections.push({ name, offset, size: range.size, section: sections[i]! });
       } else if (isBundleSection) {
         objectSection ??= name;
         objectEntries.push({ id: name.substring(ELF_BUNDLE_SECTION_PREFIX.length), offset, size: range.size, align: alignmentOf(range.offset) });
