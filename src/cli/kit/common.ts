@@ -135,6 +135,13 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** `gfx90a:xnack-` for `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`, `host` for a host entry: the part that tells entries apart. */
+export function shortTarget(id: string): string {
+  if (id.startsWith("host-")) return "host";
+  const cut = id.lastIndexOf("--");
+  return cut < 0 || cut + 2 === id.length ? id : id.slice(cut + 2);
+}
+
 export function hex(n: number): string {
   return `0x${n.toString(16)}`;
 }

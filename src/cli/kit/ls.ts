@@ -23,7 +23,7 @@ import { forEachPath } from "../../inspect/node/folders.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, Warnings, examplesHelp, hex, pad, plural, usageError, verboseOption } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, Warnings, examplesHelp, hex, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
 import type { CliIO } from "../io.js";
 import { hasErrors, packageLine, printProblems, problemsJson, recordPackageWarnings, runGuardedAsync } from "./package-inputs.js";
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
@@ -122,13 +122,6 @@ function formatReport(path: string, report: Location): string {
   for (const run of offload) out += formatOffload(path, run);
   for (const problem of report.problems) out += `${path}: at ${hex(problem.offset)}: ${problem.message}\n`;
   return out;
-}
-
-/** `gfx90a:xnack-` for `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`, `host` for a host entry: the part that tells entries apart. */
-export function shortTarget(id: string): string {
-  if (id.startsWith("host-")) return "host";
-  const cut = id.lastIndexOf("--");
-  return cut < 0 || cut + 2 === id.length ? id : id.slice(cut + 2);
 }
 
 /** What a file (or a package's members together) holds, counted: the summary line's words. */
