@@ -127,6 +127,7 @@ function formatReport(path: string, report: Location): string {
 /** What a file (or a package's members together) holds, counted: the summary line's words. */
 interface Holdings {
   bundles: number;
+  codeObjects: number;
   runs: number;
   entries: number;
   images: number;
@@ -136,6 +137,7 @@ interface Holdings {
 
 function mergeHoldings(into: Holdings, from: Holdings): void {
   into.bundles += from.bundles;
+  into.codeObjects += from.codeObjects;
   into.runs += from.runs;
   into.entries += from.entries;
   into.images += from.images;
@@ -144,11 +146,14 @@ function mergeHoldings(into: Holdings, from: Holdings): void {
 }
 
 function emptyHoldings(): Holdings {
-  return { bundles: 0, runs: 0, entries: 0, images: 0, problems: 0, targets: new Set() };
+  return { bundles: 0, codeObjects: 0, runs: 0, entries: 0, images: 0, problems: 0, targets: new Set() };
 }
 
 function addHoldings(into: Holdings, report: Location): void {
-  into.bundles += report.bundles.length;
+  // A standalone code object is found as a one-entry bundle; said as what it is.
+  const objects = report.bundles.filter((b) => b.format === "code-object").length;
+  into.codeObjects += objects;
+  into.bundles += report.bundles.length - objects;
   into.runs += report.offloadBinaries.length;
   into.problems += report.problems.length;
   for (const bundle of report.bundles) {
@@ -165,9 +170,10 @@ function addHoldings(into: Holdings, report: Location): void {
 const TARGETS_NAMED = 8;
 
 function holdingsText(h: Holdings): string {
-  if (h.bundles === 0 && h.runs === 0) return `no offload bundles found${h.problems > 0 ? `, ${plural(h.problems, "problem")}` : ""}`;
+  if (h.bundles === 0 && h.runs === 0 && h.codeObjects === 0) return `no offload bundles found${h.problems > 0 ? `, ${plural(h.problems, "problem")}` : ""}`;
   const parts = [
-    ...(h.bundles > 0 ? [`${plural(h.bundles, "bundle")}, ${plural(h.entries, "entry", "entries")}`] : []),
+    ...(h.bundles > 0 ? [`${plural(h.bundles, "bundle")}, ${plural(h.entries - h.codeObjects, "entry", "entries")}`] : []),
+    ...(h.codeObjects > 0 ? [plural(h.codeObjects, "code object")] : []),
     ...(h.runs > 0 ? [`${plural(h.images, "offload image")}`] : []),
     ...(h.problems > 0 ? [plural(h.problems, "problem")] : []),
   ];
@@ -299,7 +305,7 @@ export const ls: Subcommand = {
       else {
         io.stdout(emptyFoldersText(run));
         // One total per run, when there is more than one file to add up.
-        if (count > 1 || run.folders) io.stdout(`total (${plural(count, "file")}): ${holdingsText(total)}\n`);
+        if (count > 1 || (run.folders && count > 0)) io.stdout(`total (${plural(count, "file")}): ${holdingsText(total)}\n`);
         if (run.folders) io.stdout(`${foldersNote(run)}\n`);
       }
       return status;
