@@ -93,7 +93,7 @@ export function detachedInputMessage(detached: readonly DetachedValue[], cwd: st
     }
     if (!exists) continue;
     const option = printArg(d.option);
-    return `${d.written} took '${d.value}' as its value, but '${d.value}' is an existing path: write ${option}=<value> before the inputs (or ${option}=${d.value} if that is the value meant)`;
+    return `${d.written} took '${d.value}' as its value, but '${d.value}' is an existing file or folder: write ${option}=<value> (or ${option}=${d.value} if that was meant)`;
   }
   return undefined;
 }
