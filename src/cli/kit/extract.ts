@@ -8,6 +8,8 @@
  * its path below the folder, flattened to one component (`sub/libfoo.so` gives `sub_libfoo.so-0-<ID>`),
  * and any name already given in the run gets `.1`, `.2`, ..., so two same-named files never meet.
  *
+ * The report: one line per input (outputs, bytes), `-v` each output under it, then the total.
+ *
  * An input with nothing to extract (or nothing the filters select) is an error, like an unreadable one;
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
  * outputs (a damaged bundle among good ones) is a warning.

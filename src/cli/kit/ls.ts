@@ -1,7 +1,8 @@
 /**
- * `offload-kit ls FILE|DIR... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
- * at its start or embedded; folders are walked as check walks them (src/inspect/node/folders.ts), files
- * found without offload code skipped and counted. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
+ * `offload-kit ls FILE|DIR... [-v] [--json] [--objdump]`: every offload bundle and every offload binary in each
+ * file, at its start or embedded; folders are walked as check walks them (src/inspect/node/folders.ts), files
+ * found without offload code skipped and counted. One line per file (what it holds, by target) and one total;
+ * `-v` lists each bundle's entries and each image, `--json` everything. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
  * for offload binaries, raw or in an ELF object's `.llvm.offloading` sections.
  */
 import { isOffloadKitError } from "../../engine/errors.js";

@@ -5,7 +5,8 @@
  * finished (its complete copy written into the destination: "rolled forward") or, if it was being written,
  * voided; the other temporaries of dead processes are removed, never one a journal still needs. Any run that
  * writes into a folder does the same there first (src/process/temporaries.ts); this is the explicit way.
- * Exit status 1 when a journal had to be kept (the reason is printed; its copy stays).
+ * Exit status 1 when a journal had to be kept (the reason is printed; its copy stays). Reports one line per
+ * folder where something was done and a total (-v: each file), under the folder's name as typed.
  */
 import { resolve } from "node:path";
 import { copyOnlyFolder } from "../../node/journal.js";

@@ -1,6 +1,7 @@
 /**
- * `offload-kit sizes FILE|DIR... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
- * per target ID (or processor, or bundle) in each file and in total, largest first (src/inspect/sizes.ts).
+ * `offload-kit sizes FILE|DIR... [--by=target|processor|bundle] [-v] [--json]`: where the bytes of device code
+ * go, per target ID (or processor, or bundle), largest first (src/inspect/sizes.ts): one line per file and one
+ * total table per run; `-v` adds each file's own table (a package's: each member's).
  * Folders are walked as check walks them (src/inspect/node/folders.ts): the total covers the files found.
  * A file with no device code is reported as such; only a file that cannot be read makes the exit status 1.
  */

@@ -2,7 +2,8 @@
  * `offload-kit unbundle -targets=T1,T2 --out-dir=DIR [-type=t] FILE...`: batch unbundling, one
  * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/bundler/node/batch.ts). An input
  * that is not a bundle but holds some (a shared library, say) fails as the bundler fails, and the message
- * says where its bundles are and that `offload-kit extract` writes them.
+ * says where its bundles are and that `offload-kit extract` writes them. One line per file written (-v: each
+ * output); the run's total on stderr, as before.
  */
 import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";

@@ -1,6 +1,6 @@
 /**
  * `offload-kit verify FILE... [--json]`: the checks every output of prune, compress, decompress and replace
- * passes before it replaces anything (src/verify/), on any file: a linked ELF file as the loader and the HIP
+ * passes before it replaces anything (src/verify/), on any file (one line each, the first finding on it; -v all): a linked ELF file as the loader and the HIP
  * runtime take it (program headers, segments, sections, dynamic table, relocations, every
  * `__hip_fatbin_wrapper`), any other offload container read again by the locator. Prints `OK` or the
  * findings per file. Exit 0 when every file is OK, 1 when any has findings or cannot be read, 2 on a
