@@ -3,8 +3,8 @@
  * bundles, archives, fat objects and offload binaries (or of the offload files in a directory) a GPU
  * configured as `--gpu` can load, which it cannot and why. Each input is reported as one line (what it
  * holds, what loads, the verdict); with -v, a summary per target ID (entries, bytes, verdict) followed by
- * the detail (bundle or image index, offset, size) of every entry. Exit 0 only when every input has device code that loads whichever way the features
- * `--gpu` leaves unstated are set; 1 otherwise; 2 on a usage error. Per-file errors and damage go to
+ * the detail (bundle or image index, offset, size) of every entry. Exit 0 only when every input has device
+ * code that loads whichever way the features `--gpu` leaves unstated are set; 1 otherwise; 2 on a usage error. Per-file errors and damage go to
  * stderr. Rules: src/inspect/check.ts; files: src/inspect/node/check.ts.
  */
 import { formatWithCommas } from "../../bundler/compressed.js";
@@ -23,7 +23,7 @@ import { runGuardedAsync } from "./package-inputs.js";
 import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
 import type { NativeGpu } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, Warnings, examplesHelp, hex, inputMessage, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, Warnings, examplesHelp, hex, inputMessage, namedTargets, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
@@ -104,17 +104,13 @@ function offsetText(e: CheckedEntry): string {
   return e.compressedAt !== undefined ? `${hex(e.compressedAt)}+${hex(e.offset)}` : hex(e.offset);
 }
 
-/** At most this many targets are named on a summary line (`-v` lists every entry). */
-const TARGETS_NAMED = 8;
-
 /** The verdict closing an input's summary line: OK, or FAIL and what the input holds instead. */
 function verdictText(input: CheckedInput): string {
   if (input.kind === "none") return "";
   if (inputOk(input)) return "; OK";
   const ids = [...new Set(input.entries.filter((e) => e.verdict.verdict !== "host").map((e) => shortTarget(byteStringToUnicode(e.id))))];
   if (ids.length === 0) return "; FAIL";
-  const named = ids.slice(0, TARGETS_NAMED).join(", ") + (ids.length > TARGETS_NAMED ? `, +${ids.length - TARGETS_NAMED} more` : "");
-  return `; FAIL (it holds ${named})`;
+  return `; FAIL (it holds ${namedTargets(ids)})`;
 }
 
 /**

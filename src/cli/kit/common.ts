@@ -142,6 +142,11 @@ export function shortTarget(id: string): string {
   return cut < 0 || cut + 2 === id.length ? id : id.slice(cut + 2);
 }
 
+/** Targets named on a summary line: the first `most`, then how many more (`-v` lists every entry). */
+export function namedTargets(targets: readonly string[], most = 8): string {
+  return targets.slice(0, most).join(", ") + (targets.length > most ? `, +${targets.length - most} more` : "");
+}
+
 export function hex(n: number): string {
   return `0x${n.toString(16)}`;
 }

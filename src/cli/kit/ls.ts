@@ -24,7 +24,7 @@ import { forEachPath } from "../../inspect/node/folders.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, Warnings, examplesHelp, hex, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, Warnings, examplesHelp, hex, namedTargets, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
 import type { CliIO } from "../io.js";
 import { hasErrors, packageLine, printProblems, problemsJson, recordPackageWarnings, runGuardedAsync } from "./package-inputs.js";
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
@@ -167,9 +167,6 @@ function addHoldings(into: Holdings, report: Location): void {
   }
 }
 
-/** At most this many targets are named on a summary line; the rest are counted (`-v` lists every entry). */
-const TARGETS_NAMED = 8;
-
 function holdingsText(h: Holdings): string {
   if (h.bundles === 0 && h.runs === 0 && h.codeObjects === 0) return `no offload bundles found${h.problems > 0 ? `, ${plural(h.problems, "problem")}` : ""}`;
   const parts = [
@@ -179,8 +176,7 @@ function holdingsText(h: Holdings): string {
     ...(h.problems > 0 ? [plural(h.problems, "problem")] : []),
   ];
   const targets = [...h.targets];
-  const named = targets.slice(0, TARGETS_NAMED).join(", ") + (targets.length > TARGETS_NAMED ? `, +${targets.length - TARGETS_NAMED} more` : "");
-  return `${parts.join(", ")}${targets.length > 0 ? `: ${named}` : ""}`;
+  return `${parts.join(", ")}${targets.length > 0 ? `: ${namedTargets(targets)}` : ""}`;
 }
 
 /** The default line for a file: what it holds; problems follow on their own lines, as with -v. */
