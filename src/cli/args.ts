@@ -90,6 +90,19 @@ export interface ToolSpec {
    * options."), with its description. The categories the tool's libraries register are listed here.
    */
   llvm14Help?: { categories: { name: string; description?: string }[] };
+  /** Text printed after the options by --help (offload-kit's EXAMPLES); LLVM's tools have none. */
+  epilogue?: string;
+}
+
+/** A value taken from the argument after its option (`--keep r.so`), not written with `=`. */
+export interface DetachedValue {
+  /** The option's name as declared (an alias's target). */
+  readonly option: string;
+  /** The option as written (`--keep`, `-o`). */
+  readonly written: string;
+  readonly value: string;
+  /** Whether the option's cl::value_desc names a path (`file`, `dir`, `path`): such a value may well exist. */
+  readonly takesPath: boolean;
 }
 
 export type ParseResult =
@@ -99,6 +112,8 @@ export type ParseResult =
       occurrences: Record<string, number>;
       /** Where each value came from: its argument's index (after response-file expansion), like cl::list getPosition. */
       positions: Record<string, number[]>;
+      /** Values taken from the next argument, for offload-kit's rule against taking an input as a value. */
+      detached: DetachedValue[];
       /**
        * Text LLVM printed without stopping the tool. Only a response-file failure does that: the message is
        * printed, nothing is parsed, and the tool carries on with every option at its default.
@@ -171,6 +186,9 @@ const GENERIC_OPTIONS: GenericSpec[] = [
   { name: "print-all-options", description: "Print all option values after command line parsing", hidden: true, action: "none" },
   { name: "version", description: "Display the version of this program", hidden: false, action: "version" },
 ];
+
+/** cl::value_desc texts that say the value is a path. */
+const PATH_VALUE_NAMES = new Set(["file", "dir", "path", "filename", "directory"]);
 
 const DEFAULT_VALUE_NAMES: Record<OptionKind, string> = { flag: "", string: "string", uint: "uint", int: "int", enum: "value" };
 
@@ -470,6 +488,7 @@ class CommandLineParse {
   /** The index of the argument being handled, for `positions`. */
   private position = 0;
   stderr = "";
+  detached: DetachedValue[] = [];
   errorParsing = false;
   /** Set when --help or --version answered: LLVM exits 0 on the spot. */
   finished: { stdout: string } | undefined;
@@ -636,6 +655,8 @@ class CommandLineParse {
       if (!mayTakeNext || index + 1 >= this.args.length) return { error: this.error(handler, "requires a value!"), index };
       index++;
       value = this.args[index]!;
+      const target = handler.target ?? handler;
+      this.detached.push({ option: target.name, written: this.args[index - 1]!, value, takesPath: PATH_VALUE_NAMES.has(target.valueName) });
     } else if (handler.valueExpected === "disallowed" && value !== undefined) {
       return { error: this.error(handler, `does not allow a value! '${value}' specified.`), index };
     }
@@ -770,9 +791,9 @@ function initialValue(entry: TableEntry): OptionValue {
   }
 }
 
-function defaultValues(table: OptionTable): { values: Record<string, OptionValue>; occurrences: Record<string, number>; positions: Record<string, number[]> } {
+function defaultValues(table: OptionTable): { values: Record<string, OptionValue>; occurrences: Record<string, number>; positions: Record<string, number[]>; detached: DetachedValue[] } {
   const parse = new CommandLineParse(table, "", []);
-  return { values: parse.values, occurrences: parse.occurrences, positions: {} };
+  return { values: parse.values, occurrences: parse.occurrences, positions: {}, detached: [] };
 }
 
 /**
@@ -799,7 +820,7 @@ export function parseCommandLine(tool: ToolSpec, argv0: string, args: readonly s
       return { kind: "exit", code: 0, stdout, stderr: parse.stderr };
     }
   }
-  return { kind: "ok", values: parse.values, occurrences: parse.occurrences, positions: parse.positions, stderr: parse.stderr };
+  return { kind: "ok", values: parse.values, occurrences: parse.occurrences, positions: parse.positions, detached: parse.detached, stderr: parse.stderr };
 }
 
 /** Typed reads of a parse result, so CLIs need no casts. */

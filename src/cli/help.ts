@@ -115,9 +115,10 @@ export function renderHelp(table: OptionTable, program: string, mode: HelpMode):
   out += `USAGE: ${program} [options]`;
   for (const positional of table.positionals) out += ` ${positional.description}`;
   out += "\n\nOPTIONS:\n";
+  const epilogue = table.tool.epilogue === undefined ? "" : `\n${table.tool.epilogue}`;
   if (!mode.categorized) {
     for (const entry of shown) out += optionInfo(entry, width, llvm14 !== undefined);
-    return out;
+    return out + epilogue;
   }
   if (llvm14 !== undefined) {
     // LLVM 14 prints every registered category (empty ones too under --help-hidden), with its description.
@@ -138,5 +139,5 @@ export function renderHelp(table: OptionTable, program: string, mode: HelpMode):
     out += `\n${category}:\n\n`;
     for (const entry of shown) if (entry.category === category) out += optionInfo(entry, width, false);
   }
-  return out;
+  return out + epilogue;
 }

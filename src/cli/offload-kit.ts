@@ -7,7 +7,7 @@ import { parseCommandLine } from "./args.js";
 import type { CliIO } from "./io.js";
 import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
-import { EXIT_USAGE, VERSION_TEXT } from "./kit/common.js";
+import { EXIT_USAGE, VERSION_TEXT, detachedInputMessage, usageError } from "./kit/common.js";
 import { check } from "./kit/check.js";
 import { completionCommand } from "./kit/completion.js";
 import { compress } from "./kit/compress.js";
@@ -66,5 +66,7 @@ export async function runOffloadKit(argv0: string, args: readonly string[], io: 
     return parsed.code === 0 ? 0 : EXIT_USAGE;
   }
   if (parsed.stderr) io.stderr(parsed.stderr);
+  const taken = detachedInputMessage(parsed.detached, io.cwd);
+  if (taken !== undefined) return usageError(io, name, taken);
   return subcommand.run(parsed.values, { name, io, isTTY });
 }

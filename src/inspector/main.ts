@@ -715,8 +715,14 @@ async function inspectFile(file: File): Promise<void> {
  * of text: written a slice of time at a time (src/inspector/report-json.ts), as 100,000 entries take longer
  * than a frame.
  */
+/** The package problems ls reports as warnings, not errors. */
+const PACKAGE_WARNINGS = new Set(["IMAGE_WHITEOUT_UNUSED", "PACKAGE_TOO_DEEP"]);
+
 async function reportJson(): Promise<string[]> {
   const files: (LocationJson | { path: string; error: { code: string; message: string } } | object)[] = [];
+  // What ls warns of on stderr and carries in --json `warnings` (src/cli/kit/package-inputs.ts): the problems
+  // of a package walk that do not fail it.
+  const warnings: { code: string; message: string; path: string }[] = [];
   for (const item of shown) {
     if (item.member !== undefined) continue;
     const pkg = item.package;
@@ -725,10 +731,13 @@ async function reportJson(): Promise<string[]> {
       const members = shown.filter((s) => s.package === pkg && s.member !== undefined && s.result !== undefined).map((s) => ({ ...s.result!.report, member: s.member! }));
       const problems = pkg.problems.map((p) => ({ path: memberDisplayPath([pkg.name, ...p.path.slice(1)]), member: p.path.slice(1), code: p.code, message: p.message, offset: p.offset }));
       files.push({ path: pkg.name, package: pkg.package, members, problems });
+      for (const p of problems) {
+        if (PACKAGE_WARNINGS.has(p.code)) warnings.push({ code: p.code, message: `at 0x${p.offset.toString(16)}: ${p.message}`, path: p.path });
+      }
     } else if (item.result !== undefined) files.push(item.result.report);
     else if (item.error !== undefined) files.push({ path: item.name, error: item.error });
   }
-  const chunks = await jsonText({ files }, ROW_BUDGET_MS, nextFrame);
+  const chunks = await jsonText({ files, warnings }, ROW_BUDGET_MS, nextFrame);
   chunks.push("\n");
   return chunks;
 }

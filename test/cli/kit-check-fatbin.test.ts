@@ -34,7 +34,11 @@ describe("check: a verdict per fat binary", () => {
   it("fails a library whose second fat binary has no gfx1100 code, naming fat binary 1", () => {
     const dir = scratchDir("offload-kit-check-fatbin-");
     writeFileSync(join(dir, "libtwo.so"), secondLacks1100());
-    const r = check(["--gpu=gfx1100", "libtwo.so"], dir);
+    // Issue 27 item 4: without -v, the one line ends with the verdict and the targets the file holds.
+    expect(check(["--gpu=gfx1100", "libtwo.so"], dir).stdout.split("\n")[0]).toBe(
+      "libtwo.so: embedded bundles, 5 device entries, 1 loadable on gfx1100; 1 of 2 fat binaries OK; FAIL (it holds gfx906, gfx90a, gfx1100)",
+    );
+    const r = check(["--gpu=gfx1100", "-v", "libtwo.so"], dir);
     expect(r.code).toBe(1);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe("libtwo.so: embedded bundles, 5 device entries, 1 loadable on gfx1100; 1 of 2 fat binaries OK");
@@ -59,7 +63,7 @@ describe("check: a verdict per fat binary", () => {
     expect(check(["--gpu=gfx90a", "libtwo.so"], dir).code).toBe(0);
     writeFileSync(join(dir, "libgood.so"), allHave1100());
     const good = check(["--gpu=gfx1100", "libgood.so"], dir);
-    expect([good.code, good.stderr, good.stdout.split("\n")[0]]).toEqual([0, "", "libgood.so: embedded bundles, 6 device entries, 2 loadable on gfx1100; 2 of 2 fat binaries OK"]);
+    expect([good.code, good.stderr, good.stdout.split("\n")[0]]).toEqual([0, "", "libgood.so: embedded bundles, 6 device entries, 2 loadable on gfx1100; 2 of 2 fat binaries OK; OK"]);
   }, HANG_MS);
 
   const clang = nativeTool("clang-19") !== undefined && nativeTool("ld.lld-19") !== undefined;
@@ -73,7 +77,7 @@ describe("check: a verdict per fat binary", () => {
     // No HIP runtime is linked: the wrappers and registrations are in the objects; -lamdhip64 is left to the loader.
     const link = spawnSync("clang-19", ["-shared", "-fuse-ld=lld", "-Wl,--unresolved-symbols=ignore-all", join(dir, "a.o"), join(dir, "b.o"), "-o", join(dir, "libtwo.so")], { encoding: "utf8" });
     expect(link.stderr).toBe("");
-    const r = check(["--gpu=gfx1100", "libtwo.so"], dir);
+    const r = check(["--gpu=gfx1100", "-v", "libtwo.so"], dir);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/\n {2}fat binary 1\s+0x[0-9a-f]+\s+kernels_b\.hip, __hip_fatbin_wrapper 1\s+no\s+nothing gfx1100 can load/);
     expect(r.stderr).toMatch(/^offload-kit check: error: libtwo\.so: fat binary 1 at 0x[0-9a-f]+ \(kernels_b\.hip, __hip_fatbin_wrapper 1\) has nothing gfx1100 can load\n$/);
@@ -85,11 +89,11 @@ describe("check: a verdict per fat binary", () => {
   }, HANG_MS);
 
   it.skipIf(!existsSync(ROCRAND))("gives Debian's librocrand a line per fat binary (when installed)", () => {
-    const r = check(["--gpu=gfx90a", ROCRAND]);
+    const r = check(["--gpu=gfx90a", "-v", ROCRAND]);
     expect(r.code).toBe(0);
     expect(r.stdout.split("\n")[0]).toMatch(/; 1 of 1 fat binary OK$/);
     expect(r.stdout).toMatch(/\n {2}FAT BINARY\s+OFFSET\s+FROM\s+OK\s+WHY\n {2}fat binary 0\s+0xc53000\s+__hip_fatbin_wrapper 0\s+yes\s+1 with xnack off \(-\), 1 with xnack on \(\+\) loadable\n/);
-    const no = check(["--gpu=gfx1100", ROCRAND]);
+    const no = check(["--gpu=gfx1100", "-v", ROCRAND]);
     expect(no.code).toBe(1);
     expect(no.stdout).toMatch(/\n {2}fat binary 0\s+0xc53000\s+__hip_fatbin_wrapper 0\s+no\s+nothing gfx1100 can load/);
   }, HANG_MS);
@@ -111,7 +115,7 @@ describe("check of a package: every member keeps its verdict", () => {
       tarEntry("lib/libbad.so", secondLacks1100()),
       tarEntry("lib/libother.so", only906()),
     ]));
-    const r = check(["--gpu=gfx1100", "pkg.tar"], dir);
+    const r = check(["--gpu=gfx1100", "-v", "pkg.tar"], dir);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/\n {2}MEMBER\s+VERDICT\s+WHY\n/);
     expect(r.stdout).toMatch(/\n {2}lib\/libgood\.so\s+OK\s+2 of 6 device entries loadable; 2 of 2 fat binaries OK\n/);

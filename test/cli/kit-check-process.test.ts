@@ -88,7 +88,7 @@ describe("issue 19 item 5: magics outside the offload sections are not device co
     expect(fat.stderr).toBe("");
     expect(fat.code).toBe(0);
     // Issue 24 item 6: a bundle in .hip_fatbin is a fat binary, counted in the headline.
-    expect(fat.stdout).toMatch(/^libfatbin\.so: embedded bundles, 1 device entry, 1 loadable on gfx90a; 1 of 1 fat binary OK\n/);
+    expect(fat.stdout).toMatch(/^libfatbin\.so: embedded bundles, 1 device entry, 1 loadable on gfx90a; 1 of 1 fat binary OK; OK\n/);
     // In a directory, a library without device code is skipped, not failed.
     const tree = check(["--gpu=gfx90a", "."], { cwd: dir });
     expect(tree.code).toBe(0);
@@ -133,20 +133,21 @@ describe("issue 19 item 6: directory walks as find without -L", () => {
     return dir;
   }
 
-  it("counts a linked file once under its target, enters no linked folder, survives `ln -s . self`", () => {
+  it("counts a linked file once, under the first name met below the folder as typed, enters no linked folder, survives `ln -s . self`", () => {
     const dir = tree();
     const r = check(["--gpu=gfx90a:xnack-", "--json", "tree"], { cwd: dir });
     expect(r.stderr).toBe("");
     const report = JSON.parse(r.stdout);
-    expect(report.inputs.map((i: { path: string }) => i.path)).toEqual([join(dir, "tree/a.hipfb.1.1"), "tree/locked/c.hipfb", "tree/sub/b.hipfb"]);
+    // tree/a.hipfb -> a.hipfb.1 -> a.hipfb.1.1: one file, named as first met (relative, as the folder was typed).
+    expect(report.inputs.map((i: { path: string }) => i.path)).toEqual(["tree/a.hipfb", "tree/locked/c.hipfb", "tree/sub/b.hipfb"]);
     expect(report.unreadable).toEqual([]);
     expect(r.code).toBe(1);
     // A link named on the command line is followed, and keeps its name.
     const link = check(["--gpu=gfx90a", "tree/a.hipfb"], { cwd: dir });
-    expect([link.code, link.stdout.split("\n")[0]]).toEqual([0, "tree/a.hipfb: bundle, 1 device entry, 1 loadable on gfx90a"]);
+    expect([link.code, link.stdout.split("\n")[0]]).toEqual([0, "tree/a.hipfb: bundle, 1 device entry, 1 loadable on gfx90a; OK"]);
     // So is a link to a folder named on the command line (as find -H does).
     const folder = check(["--gpu=gfx906", "tree/elsewhere"], { cwd: dir });
-    expect([folder.code, folder.stdout.split("\n")[0]]).toEqual([0, "tree/elsewhere/d.hipfb: bundle, 1 device entry, 1 loadable on gfx906"]);
+    expect([folder.code, folder.stdout.split("\n")[0]]).toEqual([0, "tree/elsewhere/d.hipfb: bundle, 1 device entry, 1 loadable on gfx906; OK"]);
   }, TIMEOUT);
 
   // Root reads every folder: the unreadable case runs the process as nobody, where that is possible.
@@ -160,7 +161,7 @@ describe("issue 19 item 6: directory walks as find without -L", () => {
     writeFileSync(join(dir, "tree/sub/secret.hipfb"), bundle([HOST, G("gfx90a")]), { mode: 0o600 });
     const r = check(["--gpu=gfx90a:xnack-", "tree"], { cwd: dir, prefix: setpriv });
     expect(r.stderr).toBe("offload-kit check: error: 'tree/locked': Permission denied\noffload-kit check: error: 'tree/sub/secret.hipfb': Permission denied\n");
-    expect(r.stdout).toContain(`${join(dir, "tree/a.hipfb.1.1")}: bundle, 1 device entry, 1 loadable on gfx90a:xnack-`);
+    expect(r.stdout).toContain("tree/a.hipfb: bundle, 1 device entry, 1 loadable on gfx90a:xnack-; OK\n");
     expect(r.stdout).toContain("tree/sub/b.hipfb: bundle");
     expect(r.stdout).toMatch(/FAIL: every input found has device code gfx90a:xnack- can load, but not every file could be read \(2 entries could not be read\)\n$/);
     expect(r.code).toBe(1);
@@ -179,14 +180,18 @@ describe("issue 19 item 7: xnack and sramecc", () => {
     const dir = scratchDir("offload-kit-check-xnack-");
     writeFileSync(join(dir, "both.hipfb"), bundle([HOST, G("gfx90a:xnack+"), G("gfx90a:xnack-"), G("gfx906")]));
     writeFileSync(join(dir, "plus.hipfb"), bundle([HOST, G("gfx90a:xnack+")]));
-    const both = check(["--gpu=gfx90a", "both.hipfb"], { cwd: dir });
+    expect(check(["--gpu=gfx90a", "both.hipfb"], { cwd: dir }).stdout).toBe(
+      "both.hipfb: bundle, 3 device entries, loadable on gfx90a: 1 with xnack off (-), 1 with xnack on (+); OK\n" +
+      "OK: every input has device code gfx90a can load, whichever way xnack is set\n",
+    );
+    const both = check(["-v", "--gpu=gfx90a", "both.hipfb"], { cwd: dir });
     expect(both.code).toBe(0);
     expect(both.stdout).toContain("both.hipfb: bundle, 3 device entries, loadable on gfx90a: 1 with xnack off (-), 1 with xnack on (+)\n");
     expect(both.stdout).toMatch(/hip-amdgcn-amd-amdhsa--gfx90a:xnack\+\s+1\s+\d+\s+\?\s+loads only with xnack on \(\+\); --gpu=gfx90a does not say how xnack is set\n/);
     expect(both.stdout).toContain("OK: every input has device code gfx90a can load, whichever way xnack is set\n");
     const plus = check(["--gpu=gfx90a", "plus.hipfb"], { cwd: dir });
     expect(plus.code).toBe(1);
-    expect(plus.stdout).toContain("plus.hipfb: bundle, 1 device entry, loadable on gfx90a: 0 with xnack off (-), 1 with xnack on (+)\n");
+    expect(plus.stdout).toContain("plus.hipfb: bundle, 1 device entry, loadable on gfx90a: 0 with xnack off (-), 1 with xnack on (+); FAIL (it holds gfx90a:xnack+)\n");
     // Stated settings, in every spelling.
     for (const gpu of ["gfx90a:xnack+", "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"]) expect(check([`--gpu=${gpu}`, "plus.hipfb"], { cwd: dir }).code).toBe(0);
     for (const gpu of ["gfx90a:xnack-", "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"]) {
@@ -220,7 +225,7 @@ describe("issue 19 item 8: offload binaries", () => {
       "--image=file=a.o,triple=amdgcn-amd-amdhsa,arch=gfx90a:xnack+,kind=openmp",
       "--image=file=b.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=openmp"], { cwd: dir, encoding: "utf8" });
     expect(packed.status, packed.stderr).toBe(0);
-    const r = check(["--gpu=gfx90a:xnack+", "images.bin"], { cwd: dir });
+    const r = check(["--gpu=gfx90a:xnack+", "--verbose", "images.bin"], { cwd: dir });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^images\.bin: offload binary, 2 device entries, 1 loadable on gfx90a:xnack\+\n/);
@@ -239,7 +244,9 @@ describe("issue 19 item 9: summary per target, then the detail with bundle index
   const APP = join(ROOT, "test/fixtures/hosts/app");
 
   it("on a host executable with three bundles, one compressed", () => {
-    const r = check(["--gpu=gfx90a", APP]);
+    const summary = check(["--gpu=gfx90a", APP]);
+    expect(summary.stdout).toBe(`${APP}: embedded bundles, 6 device entries, 3 loadable on gfx90a; 3 of 3 fat binaries OK; OK\nOK: every input has device code gfx90a can load\n`);
+    const r = check(["--gpu=gfx90a", "-v", APP]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe([
       `${APP}: embedded bundles, 6 device entries, 3 loadable on gfx90a; 3 of 3 fat binaries OK`,
@@ -278,7 +285,9 @@ describe("issue 19 item 9: summary per target, then the detail with bundle index
   }, TIMEOUT);
 
   it.skipIf(!existsSync(`${LIB}/librocsparse.so.0`))("on librocsparse0: 8 summary rows before 888 detail rows (when installed)", () => {
-    const lines = check(["--gpu=gfx90a", `${LIB}/librocsparse.so.0`]).stdout.split("\n");
+    // Issue 27 item 4: without -v, one line and the verdict.
+    expect(check(["--gpu=gfx90a", `${LIB}/librocsparse.so.0`]).stdout.split("\n")).toHaveLength(3);
+    const lines = check(["--gpu=gfx90a", "-v", `${LIB}/librocsparse.so.0`]).stdout.split("\n");
     expect(lines[1]).toMatch(/^ {2}TARGET\s+ENTRIES\s+BYTES\s+LOADS\s+WHY$/);
     expect(lines[10]).toMatch(/^ {2}FROM\s+OFFSET\s+SIZE\s+LOADS\s+ENTRY$/);
     expect(lines.slice(2, 10).every((l) => /^ {2}\S+\s+111\s/.test(l))).toBe(true);

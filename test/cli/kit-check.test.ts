@@ -128,7 +128,13 @@ describe("check verdicts", () => {
 
 describe("offload-kit check", () => {
   it("passes when every input has a loadable entry", async () => {
-    const r = await kit(["--gpu=gfx90a:xnack-", "mixed.hipfb", "lib.a"]);
+    const summary = await kit(["--gpu=gfx90a:xnack-", "mixed.hipfb", "lib.a"]);
+    expect(summary.stdout.toString()).toBe(
+      "mixed.hipfb: bundle, 4 device entries, 1 loadable on gfx90a:xnack-; OK\n" +
+      "lib.a: archive, 2 device entries, loadable on gfx90a:xnack-: 1 with sramecc off (-), 2 with sramecc on (+); OK\n" +
+      "OK: every input has device code gfx90a:xnack- can load, whichever way sramecc is set\n",
+    );
+    const r = await kit(["--gpu=gfx90a:xnack-", "-v", "mixed.hipfb", "lib.a"]);
     expect(r.code).toBe(0);
     const text = r.stdout.toString();
     expect(text).toContain("mixed.hipfb: bundle, 4 device entries, 1 loadable on gfx90a:xnack-");

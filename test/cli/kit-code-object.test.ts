@@ -34,7 +34,9 @@ describe.runIf(NATIVE)("offload-kit on standalone AMDGPU code objects", () => {
   });
 
   it("ls lists each code object as one entry spanning the file, with its target ID and header", async () => {
-    const run = await kit("ls", "lib");
+    const summary = (await kit("ls", "lib")).stdout.toString();
+    expect(summary).toContain("lib/on.hsaco: 1 code object: gfx90a:xnack+\n");
+    const run = await kit("ls", "-v", "lib");
     expect(run.code).toBe(0);
     const text = run.stdout.toString();
     expect(text).toContain(`lib/on.hsaco: AMDGPU code object v5 (linked, ET_DYN) at 0x0, ${sizeOf("lib/on.hsaco")} bytes, 1 entry\n`);

@@ -118,7 +118,7 @@ describe("offload-kit extract, on what clang 19 builds", () => {
       ["omp.o", ".llvm.offloading", "out/libboth-amdgcn-amd-amdhsa-gfx906.0.bc"],
     ]);
     const plain = await kit(dir, "extract", join(HOSTS, "app"), "--out-dir=again");
-    expect(plain.stdout.toString()).toMatch(/^extracted 9 outputs \(21256 bytes\) from 1 of 1 file into again in \d+\.\d\d s\n$/);
+    expect(plain.stdout.toString()).toMatch(new RegExp(`^${join(HOSTS, "app")}: 9 outputs, 21,256 bytes\nextracted 9 outputs \\(21256 bytes\\) from 1 of 1 file into again in \\d+\\.\\d\\d s\n$`));
   });
 
   it("keeps the entries --targets selects, by the bundler's compatibility rules", async () => {

@@ -52,8 +52,8 @@ describe("ls, sizes and extract of a folder", () => {
     expect(walked.report.files.map((f: { path: string }) => f.path)).toEqual(FOUND);
     expect(walked.report).toMatchObject({ lookedAt: LOOKED_AT, skipped: ["t/notes.txt"], emptyDirectories: [], unreadable: [] });
     expect(JSON.stringify(walked.report)).not.toMatch(/self\/|link\.so/);
-    // Named files alone answer as before: no folder keys.
-    expect(Object.keys(named.report)).toEqual(["files"]);
+    // Named files alone answer as before: no folder keys (only the warnings every --json carries).
+    expect(Object.keys(named.report)).toEqual(["files", "warnings"]);
   });
 
   it("ls: the text report is the named files' report, then a line counting what was looked at", async () => {
@@ -119,7 +119,9 @@ describe("ls, sizes and extract of a folder", () => {
     expect(fromA).toEqual(readFileSync(join(dir, a.path)));
     expect(fromB).toEqual(readFileSync(join(dir, b.path)));
     const text = (await kit("extract", "--out-dir=two-text", "t/a", "t/b")).stdout.toString();
-    expect(text).toMatch(/^extracted 16 outputs \(\d+ bytes\) from 3 of 3 files into two-text in \d+\.\d\d s; in folders: 3 files looked at, 3 with offload code, 0 skipped \(no offload code\)\n$/);
+    // One line per file found, named below the folder as typed, then the one total.
+    expect(text).toMatch(/^t\/a\/libfoo\.so: 9 outputs, [\d,]+ bytes\nt\/b\/deeper\/libboth\.a: 4 outputs, [\d,]+ bytes\nt\/b\/libfoo\.so: 3 outputs, [\d,]+ bytes\n/);
+    expect(text).toMatch(/\nextracted 16 outputs \(\d+ bytes\) from 3 of 3 files into two-text in \d+\.\d\d s; in folders: 3 files looked at, 3 with offload code, 0 skipped \(no offload code\)\n$/);
   });
 
   it("a folder without offload files: ls says so (exit 0), extract fails as for a file without any (exit 1)", async () => {

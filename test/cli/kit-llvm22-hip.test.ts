@@ -26,7 +26,8 @@ describe.skipIf(!hasNative(CLANG))("offload-kit on a clang-22 --offload-new-driv
   }, HANG_MS);
 
   it("ls says hip, and the embedded kind is 22's 4", async () => {
-    const run = await kit(dir, "ls", "k22.o");
+    expect((await kit(dir, "ls", "k22.o")).stdout.toString()).toBe("k22.o: 1 offload image: gfx90a\n");
+    const run = await kit(dir, "ls", "-v", "k22.o");
     expect(run.code).toBe(0);
     expect(run.stdout.toString()).toMatch(/\n +0 +0x[0-9a-f]+ +\d+ +bc +hip +amdgcn-amd-amdhsa +gfx90a *\n/);
     const json = JSON.parse((await kit(dir, "ls", "--json", "k22.o")).stdout.toString());
@@ -35,10 +36,10 @@ describe.skipIf(!hasNative(CLANG))("offload-kit on a clang-22 --offload-new-driv
   });
 
   it("check --kind=hip passes on gfx90a and fails only for the processor on gfx1100", async () => {
-    const ok = await kit(dir, "check", "--gpu=gfx90a", "--kind=hip", "k22.o");
+    const ok = await kit(dir, "check", "-v", "--gpu=gfx90a", "--kind=hip", "k22.o");
     expect(ok.stdout.toString()).toContain("hip-amdgcn-amd-amdhsa--gfx90a");
     expect(ok.code).toBe(0);
-    const other = await kit(dir, "check", "--gpu=gfx1100", "--kind=hip", "k22.o");
+    const other = await kit(dir, "check", "-v", "--gpu=gfx1100", "--kind=hip", "k22.o");
     expect(other.code).toBe(1);
     expect(other.stdout.toString()).toContain("processor 'gfx90a' is not 'gfx1100'");
     const openmp = await kit(dir, "check", "--gpu=gfx90a", "--kind=openmp", "k22.o");
@@ -53,10 +54,10 @@ describe.skipIf(!hasNative(CLANG))("offload-kit on a clang-22 --offload-new-driv
     expect((await runInDir(dir, (io) => runOffloadBinary("llvm-offload-binary-22", ["-o", "p22.bin", image], io))).code).toBe(0);
     expect(readFileSync(join(dir, "p19.bin"))[34]).toBe(3);
     expect(readFileSync(join(dir, "p22.bin"))[34]).toBe(4);
-    const listed = (await kit(dir, "ls", "p19.bin", "p22.bin")).stdout.toString();
+    const listed = (await kit(dir, "ls", "-v", "p19.bin", "p22.bin")).stdout.toString();
     expect(listed.match(/ bc +hip +amdgcn-amd-amdhsa +gfx90a/g)).toHaveLength(2);
     writeFileSync(join(dir, "both.bin"), Buffer.concat([readFileSync(join(dir, "p19.bin")), readFileSync(join(dir, "p22.bin"))]));
-    const check = await kit(dir, "check", "--gpu=gfx90a", "--kind=hip", "both.bin");
+    const check = await kit(dir, "check", "-v", "--gpu=gfx90a", "--kind=hip", "both.bin");
     expect(check.code).toBe(0);
     expect(check.stdout.toString()).not.toContain("none-amdgcn");
   });

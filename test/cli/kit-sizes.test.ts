@@ -9,8 +9,31 @@ const HOSTS = new URL("../fixtures/hosts/", import.meta.url).pathname;
 const kit = (...args: string[]) => runInDir(HOSTS, (io) => runOffloadKit("offload-kit", args, io));
 
 describe("offload-kit sizes", () => {
-  it("prints a table per file, largest first, with what compressed bundles store, and a total", async () => {
+  it("prints one line per file and one total table by default (issue 27 item 4)", async () => {
     const run = await kit("sizes", "app", "omp.o");
+    expect(run.code).toBe(0);
+    expect(run.stdout.toString()).toBe([
+      "app: 3 bundles, 9 entries, 21,256 bytes, 15,550 stored (file: 38,016 bytes)",
+      "omp.o: 0 bundles, 1 offload image, 1 entry, 6,772 bytes (file: 11,040 bytes)",
+      "total (2 files): 10 entries, 28,028 bytes, 22,322 stored",
+      "  TARGET                            ENTRIES   BYTES     %  STORED",
+      "  hipv4-amdgcn-amd-amdhsa--gfx90a         3  12,192  43.5   8,924",
+      "  hipv4-amdgcn-amd-amdhsa--gfx906         3   9,064  32.3   6,626",
+      "  openmp-amdgcn-amd-amdhsa--gfx906        1   6,772  24.2   6,772",
+      "  host-x86_64-unknown-linux--             3       0   0.0       0",
+      "",
+    ].join("\n"));
+    // One file: its line, then its table (the total, said once).
+    expect((await kit("sizes", "omp.o")).stdout.toString()).toBe([
+      "omp.o: 0 bundles, 1 offload image, 1 entry, 6,772 bytes (file: 11,040 bytes)",
+      "  TARGET                            ENTRIES  BYTES      %",
+      "  openmp-amdgcn-amd-amdhsa--gfx906        1  6,772  100.0",
+      "",
+    ].join("\n"));
+  });
+
+  it("-v prints a table per file, largest first, with what compressed bundles store, and a total", async () => {
+    const run = await kit("sizes", "-v", "app", "omp.o");
     expect(run.code).toBe(0);
     expect(run.stdout.toString()).toBe([
       "app: 3 bundles, 9 entries, 21,256 bytes, 15,550 stored (file: 38,016 bytes)",

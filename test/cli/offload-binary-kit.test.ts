@@ -25,7 +25,10 @@ const kit = (dir: string, ...args: string[]) => runInDir(dir, (io) => runOffload
 describe("offload-kit ls, offload binaries", () => {
   it("lists every image of a raw file and of an object's section, with absolute offsets", async () => {
     const dir = workdir();
-    const run = await kit(dir, "ls", "multi.19.bin", "embedded.19.o");
+    expect((await kit(dir, "ls", "multi.19.bin", "embedded.19.o")).stdout.toString()).toBe(
+      "multi.19.bin: 3 offload images: gfx906, sm_70, a1\nembedded.19.o: 3 offload images: gfx906, sm_70, a1\ntotal (2 files): 6 offload images: gfx906, sm_70, a1\n",
+    );
+    const run = await kit(dir, "ls", "-v", "multi.19.bin", "embedded.19.o");
     expect(run.code).toBe(0);
     const text = run.stdout.toString();
     expect(text).toContain("multi.19.bin: offload binaries at 0x0, 472 bytes, 3 binaries, 3 images\n");

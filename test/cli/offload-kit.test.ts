@@ -43,7 +43,11 @@ describe("offload-kit ls", () => {
     const dir = workdir();
     writeFileSync(join(dir, "t.ll"), writeTextBundle(";", [{ id: HOST, data: enc("x\n") }, { id: G906, data: enc("y") }]));
     writeFileSync(join(dir, "plain"), "nothing here");
-    const run = await kit(dir, "ls", "t.ll", "plain");
+    const summary = await kit(dir, "ls", "t.ll", "plain");
+    expect(summary.stdout.toString()).toBe(
+      `t.ll: 1 bundle, 2 entries: host, gfx906\nplain: no offload bundles found (12 bytes)\ntotal (2 files): 1 bundle, 2 entries: host, gfx906\n`,
+    );
+    const run = await kit(dir, "ls", "--verbose", "t.ll", "plain");
     expect(run.code).toBe(0);
     const text = run.stdout.toString();
     expect(text).toContain("t.ll: text bundle (';' markers) at 0x0");
@@ -151,7 +155,7 @@ describe("offload-kit unbundle", () => {
   });
 
   it("lists the bundles of an executable's .hip_fatbin, a compressed one among them", async () => {
-    const run = await kit(workdir(), "ls", new URL("../fixtures/hosts/app", import.meta.url).pathname);
+    const run = await kit(workdir(), "ls", "-v", new URL("../fixtures/hosts/app", import.meta.url).pathname);
     expect(run.code).toBe(0);
     const text = run.stdout.toString();
     expect(text).toContain("app: binary bundle at 0x1000, 12256 bytes, align 4096, 3 entries, in section .hip_fatbin\n");

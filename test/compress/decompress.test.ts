@@ -110,7 +110,7 @@ describe("offload-bundler on compressed bundles", () => {
 
 describe("offload-kit ls", () => {
   it("shows each compressed bundle and what LLVM would not check", async () => {
-    const run = await runInDir(root, (io) => runOffloadKit("offload-kit", ["ls", join(FIXTURES, "multi.22.ccob"), join(FIXTURES, "hash-zero.ccob")], io));
+    const run = await runInDir(root, (io) => runOffloadKit("offload-kit", ["ls", "-v", join(FIXTURES, "multi.22.ccob"), join(FIXTURES, "hash-zero.ccob")], io));
     expect(run.code).toBe(0);
     const out = run.stdout.toString();
     expect(out).toContain("multi.22.ccob: zstd compressed bundle v3 at 0x0, 160 bytes, hash 0x851c587cb2a6b344: binary bundle at 0x0, 146 bytes");

@@ -95,7 +95,7 @@ describe("decompression budget", () => {
     const saved = process.env.OFFLOAD_KIT_MAX_DECOMPRESSED;
     process.env.OFFLOAD_KIT_MAX_DECOMPRESSED = "5M";
     try {
-      const run = await runInDir(dir, (io) => runOffloadKit("offload-kit", ["ls", "bomb.tar.gz"], io));
+      const run = await runInDir(dir, (io) => runOffloadKit("offload-kit", ["ls", "-v", "bomb.tar.gz"], io));
       expect(run.code).toBe(1);
       expect(run.stdout.toString()).toContain("bomb.tar.gz!lib/app: binary bundle");
       expect(run.stderr).toMatch(/bomb\.tar\.gz!i2\.tar\.gz!z: at 0x[0-9a-f]+: decompression budget of 5242880 bytes \(as set\) ran out in 'bomb\.tar\.gz!i2\.tar\.gz!z'/);

@@ -17,7 +17,10 @@ const kit = (...args: string[]) => runInDir(dir, (io) => runOffloadKit("offload-
 
 describe("offload-kit on packages", () => {
   it("ls names each find pkg!member and --json adds the member path as a list", async () => {
-    const text = await kit("ls", "p.tar.gz");
+    const summary = (await kit("ls", "p.tar.gz")).stdout.toString();
+    // Issue 27 item 4: without -v, the package is one line, what its members hold together.
+    expect(summary).toMatch(/^p\.tar\.gz: gzip package, 3 members, 2 with offload code; 4 bundles, 12 entries, 1 offload image: host, gfx906, gfx90a\n$/);
+    const text = await kit("ls", "-v", "p.tar.gz");
     expect(text.code).toBe(0);
     const out = text.stdout.toString();
     expect(out).toMatch(/^p\.tar\.gz: gzip package, 3 members, 2 with offload code\n/);
@@ -33,11 +36,16 @@ describe("offload-kit on packages", () => {
   });
 
   it("sizes totals per member and per package", async () => {
-    const run = await kit("sizes", "p.tar.gz");
+    const summary = (await kit("sizes", "p.tar.gz")).stdout.toString();
+    expect(summary).toMatch(/^p\.tar\.gz: gzip package, 3 members, 2 with offload code; \d+ entries, [\d,]+ bytes in 2 members\n {2}TARGET/);
+    expect(summary).not.toContain("total");
+    const run = await kit("sizes", "-v", "p.tar.gz");
     expect(run.code).toBe(0);
     const out = run.stdout.toString();
     expect(out).toContain("p.tar.gz!lib/app: 3 bundles, 9 entries, 21,256 bytes");
     expect(out).toMatch(/p\.tar\.gz: package total, \d+ entries, [\d,]+ bytes in 2 members/);
+    // One total per run: the package's, not again for the run.
+    expect(out.match(/total/g)).toHaveLength(1);
   });
 
   it("check answers per package and names the members with no code for the GPU", async () => {
@@ -53,7 +61,7 @@ describe("offload-kit on packages", () => {
   });
 
   it("a damaged package: the members before the damage are reported, the error names member and offset, exit 1", async () => {
-    const run = await kit("ls", "cut.tar.gz");
+    const run = await kit("ls", "-v", "cut.tar.gz");
     expect(run.code).toBe(1);
     expect(run.stdout.toString()).toContain("cut.tar.gz!lib/app: binary bundle");
     expect(run.stderr).toMatch(/cut\.tar\.gz(!lib\/libboth\.a)?: at 0x[0-9a-f]+: /);

@@ -29,8 +29,17 @@ describe("offload-kit verify (whole process)", () => {
     expect(r).toEqual({ code: 0, stdout: "good.elf: OK (linked ELF, 2 fat binaries, 2 wrappers)\n", stderr: "" });
   });
 
-  it("prints each file's findings and exits 1 when any has one", () => {
+  it("prints one line per file, with the first finding, and a total (issue 27 item 4)", () => {
     const r = kit(dir, "verify", "good.elf", "bad.elf");
+    expect(r.code).toBe(1);
+    const lines = r.stdout.split("\n");
+    expect(lines[0]).toBe("good.elf: OK (linked ELF, 2 fat binaries, 2 wrappers)");
+    expect(lines[1]).toMatch(/^bad\.elf: \d+ findings \(linked ELF, 0 fat binaries, 2 wrappers\); the first: PHDRS_PAST_EOF at 0x20 \(e_phoff\): program headers are longer than binary/);
+    expect(lines.slice(2)).toEqual(["total (2 files): 1 OK, 1 with findings", ""]);
+  });
+
+  it("-v prints each file's findings and exits 1 when any has one", () => {
+    const r = kit(dir, "verify", "-v", "good.elf", "bad.elf");
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("");
     const lines = r.stdout.split("\n");
@@ -65,7 +74,7 @@ describe("offload-kit verify (whole process)", () => {
     if (installed(library) === undefined) return;
     expect(kit(dir, "prune", "--keep=gfx90a", library, "-o", "rand.so").code).toBe(0);
     expect(kit(dir, "verify", library, "rand.so")).toEqual({
-      code: 0, stderr: "", stdout: `${library}: OK (linked ELF, 1 fat binary, 1 wrapper)\nrand.so: OK (linked ELF, 1 fat binary, 1 wrapper)\n`,
+      code: 0, stderr: "", stdout: `${library}: OK (linked ELF, 1 fat binary, 1 wrapper)\nrand.so: OK (linked ELF, 1 fat binary, 1 wrapper)\ntotal (2 files): 2 OK\n`,
     });
   }, HANG_MS);
 });

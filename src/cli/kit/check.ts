@@ -1,10 +1,10 @@
 /**
  * `offload-kit check FILE... --gpu=<target id> [--kind=hip|hipv4|openmp|cuda|sycl] [--json]`: which device entries of
  * bundles, archives, fat objects and offload binaries (or of the offload files in a directory) a GPU
- * configured as `--gpu` can load, which it cannot and why. Each input is reported as a summary per
- * target ID (entries, bytes, verdict) followed by the detail (bundle or image index, offset, size) of
- * every entry. Exit 0 only when every input has device code that loads whichever way the features
- * `--gpu` leaves unstated are set; 1 otherwise; 2 on a usage error. Per-file errors and damage go to
+ * configured as `--gpu` can load, which it cannot and why. Each input is reported as one line (what it
+ * holds, what loads, the verdict); with -v, a summary per target ID (entries, bytes, verdict) followed by
+ * the detail (bundle or image index, offset, size) of every entry. Exit 0 only when every input has device
+ * code that loads whichever way the features `--gpu` leaves unstated are set; 1 otherwise; 2 on a usage error. Per-file errors and damage go to
  * stderr. Rules: src/inspect/check.ts; files: src/inspect/node/check.ts.
  */
 import { formatWithCommas } from "../../bundler/compressed.js";
@@ -18,12 +18,12 @@ import type { CheckedMember, CheckedPackage } from "../../packages/node/check.js
 import type { CheckRun, CheckedEntry, CheckedFatBinary, CheckedInput } from "../../inspect/node/check.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import type { CliIO } from "../io.js";
-import { printError, printWarning } from "../io.js";
+import { printError } from "../io.js";
 import { runGuardedAsync } from "./package-inputs.js";
 import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
 import type { NativeGpu } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, pad, plural, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, Warnings, examplesHelp, hex, inputMessage, namedTargets, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
 
 const MARK: Record<string, string> = { loadable: "yes", "not-loadable": "no", unknown: "?", host: "-" };
 
@@ -104,8 +104,26 @@ function offsetText(e: CheckedEntry): string {
   return e.compressedAt !== undefined ? `${hex(e.compressedAt)}+${hex(e.offset)}` : hex(e.offset);
 }
 
-function formatInput(input: CheckedInput, gpu: GpuConfig): string {
-  let out = `${headline(input, gpu)}\n`;
+/** The verdict closing an input's summary line: OK, or FAIL and what the input holds instead. */
+function verdictText(input: CheckedInput): string {
+  if (input.kind === "none") return "";
+  if (inputOk(input)) return "; OK";
+  const ids = [...new Set(input.entries.filter((e) => e.verdict.verdict !== "host").map((e) => shortTarget(byteStringToUnicode(e.id))))];
+  if (ids.length === 0) return "; FAIL";
+  return `; FAIL (it holds ${namedTargets(ids)})`;
+}
+
+/**
+ * One input: its summary line (what it holds, what loads, the verdict); with -v, the table per target ID,
+ * every entry, every fat binary and every package member.
+ */
+function formatInput(input: CheckedInput, gpu: GpuConfig, verbose: boolean): string {
+  let out = `${headline(input, gpu)}${verbose ? "" : verdictText(input)}\n`;
+  if (!verbose) {
+    const without = (input as Partial<CheckedPackage>).membersWithoutCode ?? [];
+    if (without.length > 0) out += `  members with no code for ${gpu.input}: ${without.join(", ")}\n`;
+    return out;
+  }
   if (input.entries.length === 0) return out;
   const summary = targetRows(input).map((r) => [byteStringToUnicode(r.id), String(r.entries), formatWithCommas(r.bytes), MARK[r.verdict.verdict]!, r.verdict.message]);
   out += table([["TARGET", "ENTRIES", "BYTES", "LOADS", "WHY"], ...summary], [false, true, true, false, false]);
@@ -155,7 +173,7 @@ function memberWhy(m: CheckedMember, gpu: GpuConfig): string {
 }
 
 /** `first`: the first GPU's run, which alone says what does not depend on the GPU (read errors, damage). */
-function reportProblems(io: CliIO, name: string, input: CheckedInput, gpu: GpuConfig, first: boolean): void {
+function reportProblems(io: CliIO, name: string, warnings: Warnings, input: CheckedInput, gpu: GpuConfig, first: boolean): void {
   const members = (input as Partial<CheckedPackage>).members ?? [];
   // A package names every member it could not read, not only the first.
   const unreadable = members.filter((m) => m.verdict === "unreadable" && m.error !== undefined);
@@ -169,8 +187,8 @@ function reportProblems(io: CliIO, name: string, input: CheckedInput, gpu: GpuCo
   }
   if (!first) return;
   // The error is the first problem when nothing else was found; the rest are warnings either way.
-  const warnings = input.error !== undefined ? input.problems.slice(1) : input.problems;
-  for (const p of warnings) printWarning(io, name, `${input.path}: at ${hex(p.offset)}: ${p.message}`);
+  const problems = input.error !== undefined ? input.problems.slice(1) : input.problems;
+  for (const p of problems) warnings.warn(p.code, `at ${hex(p.offset)}: ${p.message}`, input.path);
 }
 
 function entryJson(e: CheckedEntry) {
@@ -278,14 +296,22 @@ export const check: Subcommand = {
       },
       { name: "kind", kind: "string", valueName: "offload kind", description: `Only entries for this runtime count (${CHECK_KINDS.join(", ")}); hip and hipv4 are one`, category },
       JSON_OPTION,
+      verboseOption("per input a table per target ID (entries, bytes, loads, why), every entry, fat binary and package member"),
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit check --gpu=gfx90a:xnack- examples/sample/app.hipfb", what: "Does the file hold device code an MI210 with xnack off can load? Exit 0 if so" },
+      { command: "offload-kit check /opt/rocm/lib", what: "Every offload file in the folder, against this machine's GPUs" },
+      { command: "offload-kit check -v --gpu=gfx1100 build/bin/app", what: "Each entry and fat binary, and why it loads or not" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");
     const gpuText = stringValue(values, "gpu");
     if (files.length === 0) return usageError(io, name, "no input files");
-    const targets = gpuTargets(gpuText, io, name);
+    const verbose = flagValue(values, "verbose");
+    const warnings = new Warnings(io, name);
+    const targets = gpuTargets(gpuText, io, name, warnings);
     if (typeof targets === "number") return targets;
     const kind = stringValue(values, "kind") || undefined;
     if (kind !== undefined && !(CHECK_KINDS as readonly string[]).includes(kind)) {
@@ -299,7 +325,7 @@ export const check: Subcommand = {
         ok &&= runOk(run);
         // What does not depend on the GPU is said once, with the first GPU's run.
         if (index === 0) for (const u of run.unreadable) printError(io, name, u.message);
-        for (const input of run.inputs) reportProblems(io, name, input, gpu, index === 0);
+        for (const input of run.inputs) reportProblems(io, name, warnings, input, gpu, index === 0);
         if (flagValue(values, "json")) {
           const report = json(run, gpu) as { gpu: Record<string, unknown> };
           if (found !== undefined) report.gpu = { ...report.gpu, found: { source: found.source, where: found.where, count: found.count } };
@@ -308,14 +334,14 @@ export const check: Subcommand = {
         }
         if (found !== undefined) io.stdout(`${index > 0 ? "\n" : ""}GPU ${index + 1} of ${targets.length}: ${describeNativeGpu(found)}\n`);
         // A package that could not be read to its end still shows what its readable members hold.
-        for (const input of run.inputs) if (input.error === undefined || input.kind === "package") io.stdout(formatInput(input, gpu));
+        for (const input of run.inputs) if (input.error === undefined || input.kind === "package") io.stdout(formatInput(input, gpu, verbose));
         for (const dir of run.emptyDirectories) io.stdout(`${dir}: no offload files\n`);
         const verdict = conclusion(run, gpu);
         io.stdout(found === undefined ? verdict : `${verdict.slice(0, -1)} [this machine's GPU, from ${found.where}]\n`);
       }
       if (flagValue(values, "json")) {
         // --gpu keeps its one-report shape; this machine's GPUs are one report each.
-        const out = targets[0]!.found === undefined ? reports[0] : { ok, checks: reports };
+        const out = targets[0]!.found === undefined ? { ...(reports[0] as object), warnings: warnings.list } : { ok, checks: reports, warnings: warnings.list };
         io.stdout(`${JSON.stringify(out, null, 2)}\n`);
       }
       return ok ? 0 : 1;
@@ -327,7 +353,7 @@ export const check: Subcommand = {
  * The GPUs to check for: `--gpu`'s, or without it (or with `--gpu=native`) each kind of GPU this machine
  * has (src/node/native-gpus.ts); an exit status after a usage error.
  */
-function gpuTargets(gpuText: string, io: CliIO, name: string): { gpu: GpuConfig; found?: NativeGpu }[] | number {
+function gpuTargets(gpuText: string, io: CliIO, name: string, warnings: Warnings): { gpu: GpuConfig; found?: NativeGpu }[] | number {
   if (gpuText !== "" && gpuText !== "native") {
     try {
       return [{ gpu: parseGpu(gpuText) }];
@@ -343,7 +369,7 @@ function gpuTargets(gpuText: string, io: CliIO, name: string): { gpu: GpuConfig;
       targets.push({ gpu: parseGpu(found.targetId), found });
     } catch (e) {
       if (!isOffloadKitError(e)) throw e;
-      printWarning(io, name, `this machine's GPU ${describeNativeGpu(found)} is not one offload-kit knows: ${e.message}`);
+      warnings.warn("UNKNOWN_NATIVE_GPU", `this machine's GPU ${describeNativeGpu(found)} is not one offload-kit knows: ${e.message}`);
     }
   }
   if (targets.length === 0) return usageError(io, name, noNativeGpuMessage(search, "--gpu"));

@@ -8,6 +8,8 @@
  * its path below the folder, flattened to one component (`sub/libfoo.so` gives `sub_libfoo.so-0-<ID>`),
  * and any name already given in the run gets `.1`, `.2`, ..., so two same-named files never meet.
  *
+ * The report: one line per input (outputs, bytes), `-v` each output under it, then the total.
+ *
  * An input with nothing to extract (or nothing the filters select) is an error, like an unreadable one;
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
  * outputs (a damaged bundle among good ones) is a warning.
@@ -27,10 +29,11 @@ import type { ExtractedOutput } from "../../inspect/node/extract.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";
-import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
+import { hasErrors, printProblems, recordPackageWarnings, runGuardedAsync } from "./package-inputs.js";
 import { foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, inputMessage, plural, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, Warnings, examplesHelp, hex, inputMessage, plural, usageError, verboseOption } from "./common.js";
+import { formatWithCommas } from "../../bundler/compressed.js";
 
 function outputJson(output: ExtractedOutput): unknown {
   return {
@@ -46,8 +49,8 @@ interface Extracted {
   readonly outputs: ExtractedOutput[];
   readonly problems: (ScanProblem & { file: string })[];
   readonly errors: { file: string; code: string; message: string }[];
-  /** What the text report prints, in order. */
-  readonly messages: { error: boolean; text: string }[];
+  /** What the text report prints, in order (a warning's code and file kept for --json). */
+  readonly messages: { error: boolean; text: string; code?: string; file?: string; message?: string }[];
   /** The package's walk, for its problems. */
   walk?: InputWalk;
   /** Printed after the package's problems: that the package gave nothing. */
@@ -88,7 +91,8 @@ async function extractInput(file: string, naming: string, options: ExtractAllOpt
       done.outputs.push(...result.outputs.map((o) => (member === undefined ? { ...o, file } : { ...o, file: itemName, packageMember: member })));
       for (const problem of result.problems) {
         done.problems.push({ file: itemName, ...problem });
-        if (result.outputs.length > 0) done.messages.push({ error: false, text: `${itemName}: at ${hex(problem.offset)}: ${problem.message}` });
+        const message = `at ${hex(problem.offset)}: ${problem.message}`;
+        if (result.outputs.length > 0) done.messages.push({ error: false, text: `${itemName}: ${message}`, code: problem.code, file: itemName, message });
       }
     });
     if (walk.package === undefined) {
@@ -135,8 +139,14 @@ export const extract: Subcommand = {
       },
       { name: "archive", kind: "flag", description: "Write each --image filter's matches to a static archive at its file=", category },
       JSON_OPTION,
+      verboseOption("every output written: its path, size and the entry it holds"),
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit extract --out-dir=out examples/sample/app.hipfb", what: "Write each entry of the bundle to out/app.hipfb-0-<entry ID>" },
+      { command: "offload-kit extract --targets=hipv4-amdgcn-amd-amdhsa--gfx90a --out-dir=out lib/libfoo.so", what: "Only the gfx90a code objects held in the library's .hip_fatbin" },
+      { command: "offload-kit extract -v --image=arch=gfx90a --out-dir=out app.o", what: "Offload images for gfx90a, each output listed" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");
@@ -145,6 +155,8 @@ export const extract: Subcommand = {
     const rawTargets = listValue(values, "targets");
     const imageFilters = listValue(values, "image").map(utf8ToByteString);
     const json = flagValue(values, "json");
+    const verbose = flagValue(values, "verbose");
+    const warnings = new Warnings(io, name);
     return runGuardedAsync(io, name, async () => {
       // Both refuse before anything is written.
       // NVIDIA archs (`sm_80`, `compute_90`) name fatbin entries as they are; the rest are the bundler's targets.
@@ -168,7 +180,7 @@ export const extract: Subcommand = {
         archive: flagValue(values, "archive"),
         hash: json,
         taken,
-        warn: (text: string) => printWarning(io, name, text),
+        warn: (text: string) => (json ? warnings.record : warnings.warn).call(warnings, "IMAGE_FILE_SHARED", text),
       };
       let inputs = 0;
       let failedInputs = 0;
@@ -182,8 +194,20 @@ export const extract: Subcommand = {
           outputs.push(...done.outputs);
           problems.push(...done.problems);
           errors.push(...done.errors);
+          for (const m of done.messages) if (!m.error && json) warnings.record(m.code ?? "WARNING", m.message ?? m.text, m.file);
+          if (done.walk !== undefined) recordPackageWarnings(warnings, done.walk);
           if (json) return;
-          for (const m of done.messages) (m.error ? printError : printWarning)(io, name, m.text);
+          // One line per input (-v: and each output), before what went wrong in it.
+          const mine = done.outputs;
+          if (mine.length > 0 || done.errors.length === 0) {
+            io.stdout(`${file}: ${plural(mine.length, "output")}, ${formatWithCommas(mine.reduce((n, o) => n + o.size, 0))} bytes\n`);
+            if (verbose) for (const o of mine) io.stdout(`  ${o.path}  ${formatWithCommas(o.size)} bytes  ${byteStringToUnicode(o.id)}\n`);
+          }
+          for (const m of done.messages) {
+            if (m.error) printError(io, name, m.text);
+            else if (m.code !== undefined) warnings.warn(m.code, m.message!, m.file);
+            else printWarning(io, name, m.text);
+          }
           if (done.walk !== undefined) printProblems(io, name, done.walk);
           if (done.closing !== undefined) printError(io, name, done.closing);
           if (done.readError !== undefined) printError(io, name, inputMessage(file, done.readError.message));
@@ -199,7 +223,7 @@ export const extract: Subcommand = {
       // A folder this run made and left empty (every input failed) goes again, as if never asked for.
       removeDirectories(created);
       if (json) {
-        io.stdout(`${JSON.stringify({ outputs: outputs.map(outputJson), problems, errors, ...foldersJson(run) }, null, 2)}\n`);
+        io.stdout(`${JSON.stringify({ outputs: outputs.map(outputJson), problems, errors, ...foldersJson(run), warnings: warnings.list }, null, 2)}\n`);
       } else {
         const bytes = outputs.reduce((n, o) => n + o.size, 0);
         const seconds = (performance.now() - started) / 1000;

@@ -1,7 +1,8 @@
 /**
- * `offload-kit ls FILE|DIR... [--json] [--objdump]`: every offload bundle and every offload binary in each file,
- * at its start or embedded; folders are walked as check walks them (src/inspect/node/folders.ts), files
- * found without offload code skipped and counted. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
+ * `offload-kit ls FILE|DIR... [-v] [--json] [--objdump]`: every offload bundle and every offload binary in each
+ * file, at its start or embedded; folders are walked as check walks them (src/inspect/node/folders.ts), files
+ * found without offload code skipped and counted. One line per file (what it holds, by target) and one total;
+ * `-v` lists each bundle's entries and each image, `--json` everything. `--objdump` prints instead exactly what `llvm-objdump --offloading` (19) prints
  * for offload binaries, raw or in an ELF object's `.llvm.offloading` sections.
  */
 import { isOffloadKitError } from "../../engine/errors.js";
@@ -23,9 +24,9 @@ import { forEachPath } from "../../inspect/node/folders.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, Warnings, examplesHelp, hex, namedTargets, pad, plural, shortTarget, usageError, verboseOption } from "./common.js";
 import type { CliIO } from "../io.js";
-import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
+import { hasErrors, packageLine, printProblems, problemsJson, recordPackageWarnings, runGuardedAsync } from "./package-inputs.js";
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
 
 const HEADER_CODES = new Set(["OFFLOAD_BAD_MAGIC", "OFFLOAD_HEADER_TRUNCATED", "OFFLOAD_BAD_VERSION", "OFFLOAD_SIZE_OUT_OF_BOUNDS", "OFFLOAD_ENTRIES_OUT_OF_BOUNDS"]);
@@ -149,6 +150,70 @@ function formatReport(path: string, report: Location): string {
   return out;
 }
 
+/** What a file (or a package's members together) holds, counted: the summary line's words. */
+interface Holdings {
+  bundles: number;
+  codeObjects: number;
+  runs: number;
+  entries: number;
+  images: number;
+  problems: number;
+  readonly targets: Set<string>;
+}
+
+function mergeHoldings(into: Holdings, from: Holdings): void {
+  into.bundles += from.bundles;
+  into.codeObjects += from.codeObjects;
+  into.runs += from.runs;
+  into.entries += from.entries;
+  into.images += from.images;
+  into.problems += from.problems;
+  for (const t of from.targets) into.targets.add(t);
+}
+
+function emptyHoldings(): Holdings {
+  return { bundles: 0, codeObjects: 0, runs: 0, entries: 0, images: 0, problems: 0, targets: new Set() };
+}
+
+function addHoldings(into: Holdings, report: Location): void {
+  // A standalone code object is found as a one-entry bundle; said as what it is.
+  const objects = report.bundles.filter((b) => b.format === "code-object").length;
+  into.codeObjects += objects;
+  into.bundles += report.bundles.length - objects;
+  into.runs += report.offloadBinaries.length;
+  into.problems += report.problems.length;
+  for (const bundle of report.bundles) {
+    into.entries += bundle.entries.length;
+    for (const e of bundle.entries) into.targets.add(shortTarget(byteStringToUnicode(e.id)));
+  }
+  for (const run of report.offloadBinaries) {
+    into.images += run.images.length;
+    for (const image of run.images) into.targets.add(byteStringToUnicode(image.arch) || byteStringToUnicode(image.triple));
+  }
+}
+
+function holdingsText(h: Holdings): string {
+  if (h.bundles === 0 && h.runs === 0 && h.codeObjects === 0) return `no offload bundles found${h.problems > 0 ? `, ${plural(h.problems, "problem")}` : ""}`;
+  const parts = [
+    ...(h.bundles > 0 ? [`${plural(h.bundles, "bundle")}, ${plural(h.entries - h.codeObjects, "entry", "entries")}`] : []),
+    ...(h.codeObjects > 0 ? [plural(h.codeObjects, "code object")] : []),
+    ...(h.runs > 0 ? [`${plural(h.images, "offload image")}`] : []),
+    ...(h.problems > 0 ? [plural(h.problems, "problem")] : []),
+  ];
+  const targets = [...h.targets];
+  return `${parts.join(", ")}${targets.length > 0 ? `: ${namedTargets(targets)}` : ""}`;
+}
+
+/** The default line for a file: what it holds; problems follow on their own lines, as with -v. */
+function summaryLine(path: string, report: Location): string {
+  const holdings = emptyHoldings();
+  addHoldings(holdings, report);
+  const size = report.bundles.length === 0 && report.offloadBinaries.length === 0 ? ` (${report.size} bytes)` : "";
+  let out = `${path}: ${holdingsText(holdings)}${size}\n`;
+  for (const problem of report.problems) out += `${path}: at ${hex(problem.offset)}: ${problem.message}\n`;
+  return out;
+}
+
 /** One file listed, not yet printed (a file found in a folder is printed only when it holds offload code). */
 interface Listed {
   readonly json?: unknown;
@@ -161,34 +226,43 @@ interface Listed {
   readonly offload: boolean;
   /** The file itself could not be read. */
   readonly error?: { readonly code: string; readonly message: string };
+  /** What it holds, for the run's total. */
+  readonly holdings?: Holdings;
 }
 
-async function listFile(path: string, json: boolean): Promise<Listed> {
+async function listFile(path: string, json: boolean, verbose: boolean): Promise<Listed> {
   try {
     const members: unknown[] = [];
     let withCode = 0;
     let text = "";
     let report: unknown;
     let offload = false;
+    const holdings = emptyHoldings();
     const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
       const location = withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
       if (holdsOffloadCode(location)) offload = true;
       if (member === undefined) {
+        addHoldings(holdings, location);
         if (json) report = locationJson(path, location);
-        else text = formatReport(path, location);
+        else text = verbose ? formatReport(path, location) : summaryLine(path, location);
         return;
       }
       // In a package, only members holding something (or failing) are shown.
       if (location.bundles.length === 0 && location.offloadBinaries.length === 0 && location.problems.length === 0) return;
       withCode++;
+      addHoldings(holdings, location);
       if (json) members.push({ ...locationJson(itemName, location), member });
-      else text += formatReport(itemName, location);
+      else if (verbose) text += formatReport(itemName, location);
     }, { locateOnly: true });
-    if (walk.package === undefined) return { json: report, text, failed: false, offload };
+    if (walk.package === undefined) return { json: report, text, failed: false, offload, holdings };
     const failed = hasErrors(walk);
+    // Without -v a package is one line: the package, then what its members hold together.
+    const head = packageLine(path, walk, withCode);
+    const packageText = verbose ? head + text : `${head.slice(0, -1)}; ${holdingsText(holdings)}\n`;
     return {
+      holdings,
       json: json ? { path, package: walk.package, members, problems: problemsJson(walk) } : undefined,
-      text: json ? "" : packageLine(path, walk, withCode) + text,
+      text: json ? "" : packageText,
       walk,
       failed,
       // A package that could not be read to the end counts in a folder, as check counts it.
@@ -207,20 +281,30 @@ export const ls: Subcommand = {
     options: [
       PATHS_OPTION,
       JSON_OPTION,
+      verboseOption("every bundle's entries and every offload image: offset, size, alignment, ID"),
       { name: "objdump", kind: "flag", description: "Print offload binaries exactly as llvm-objdump --offloading (19) does (files only: a folder is 'Is a directory', as there)", category: KIT_CATEGORY },
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit ls examples/sample/app.hipfb", what: "One line: the bundles and entries the file holds, and their targets" },
+      { command: "offload-kit ls -v /opt/rocm/lib", what: "Every offload file in the folder, each bundle's entries listed" },
+      { command: "offload-kit ls --json lib/libfoo.so", what: "Everything, for scripts" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");
     if (files.length === 0) return usageError(io, name, "no input files");
     const json = flagValue(values, "json");
+    const verbose = flagValue(values, "verbose");
     if (flagValue(values, "objdump")) return objdump(files, name, io);
+    const warnings = new Warnings(io, name);
     return runGuardedAsync(io, name, async () => {
       let status = 0;
       const reports: unknown[] = [];
+      const total = emptyHoldings();
+      let count = 0;
       const run = await forEachPath(files, {
-        inspect: (path) => listFile(path, json),
+        inspect: (path) => listFile(path, json, verbose),
         classify: (listed) => (listed.error !== undefined ? { unreadable: listed.error } : listed.offload ? "input" : "skipped"),
         use: (listed, path) => {
           if (listed.error !== undefined) {
@@ -229,15 +313,23 @@ export const ls: Subcommand = {
             else printError(io, name, listed.error.message);
             return;
           }
+          count++;
+          if (listed.holdings !== undefined) mergeHoldings(total, listed.holdings);
           if (json) reports.push(listed.json);
           else io.stdout(listed.text);
+          if (listed.walk !== undefined) recordPackageWarnings(warnings, listed.walk);
           if (listed.walk !== undefined && !json) printProblems(io, name, listed.walk);
           if (listed.failed) status = 1;
         },
       });
       if (printUnreadable(io, name, run)) status = 1;
-      if (json) io.stdout(`${JSON.stringify({ files: reports, ...foldersJson(run) }, null, 2)}\n`);
-      else if (run.folders) io.stdout(`${emptyFoldersText(run)}${foldersNote(run)}\n`);
+      if (json) io.stdout(`${JSON.stringify({ files: reports, ...foldersJson(run), warnings: warnings.list }, null, 2)}\n`);
+      else {
+        io.stdout(emptyFoldersText(run));
+        // One total per run, when there is more than one file to add up.
+        if (count > 1 || (run.folders && count > 0)) io.stdout(`total (${plural(count, "file")}): ${holdingsText(total)}\n`);
+        if (run.folders) io.stdout(`${foldersNote(run)}\n`);
+      }
       return status;
     });
   },

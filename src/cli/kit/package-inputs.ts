@@ -6,6 +6,7 @@ import type { InputWalk } from "../../packages/node/inputs.js";
 import type { CliIO } from "../io.js";
 import { printError, printWarning, runGuarded } from "../io.js";
 import { hex } from "./common.js";
+import type { Warnings } from "./common.js";
 
 /** `runGuarded` for a body that awaits (package walks do): the same messages and exit codes. */
 export async function runGuardedAsync(io: CliIO, name: string, body: () => Promise<number>): Promise<number> {
@@ -26,8 +27,9 @@ export function packageLine(path: string, walk: InputWalk, withCode: number): st
     `${p.members} member${p.members === 1 ? "" : "s"}`,
     ...(p.links > 0 ? [`${p.links} link${p.links === 1 ? "" : "s"} (not followed)`] : []),
     `${withCode} with offload code`,
-    ...(p.streamed > 0 ? [`${p.streamed} located as ${p.streamed === 1 ? "it" : "they"} streamed (not kept)`] : []),
-    ...(p.spooledToDisk > 0 ? [`largest member spooled to disk: ${p.largestSpooled} bytes`] : []),
+    // Plain words for the walk's two ways of reading a large member (src/packages/walk.ts streamMember, spooling).
+    ...(p.streamed > 0 ? [`${p.streamed} read in one pass as the package was unpacked (not stored)`] : []),
+    ...(p.spooledToDisk > 0 ? [`largest member copied to a temporary file: ${p.largestSpooled} bytes`] : []),
   ];
   return `${path}: ${parts.join(", ")}\n`;
 }
@@ -50,6 +52,11 @@ export function printProblems(io: CliIO, name: string, walk: InputWalk): boolean
     }
   }
   return failed;
+}
+
+/** Keeps the problems printPackageProblems prints as warnings, for --json's `warnings`. */
+export function recordPackageWarnings(warnings: Warnings, walk: InputWalk): void {
+  for (const p of walk.problems) if (WARNINGS.has(p.code)) warnings.record(p.code, `at ${hex(p.offset)}: ${p.message}`, p.name);
 }
 
 export function hasErrors(walk: InputWalk): boolean {

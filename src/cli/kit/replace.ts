@@ -10,10 +10,10 @@ import { FileSource } from "../../node/file-source.js";
 import { REPLACEMENT_LIMIT, planReplace } from "../../prune/replace.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { editFiles } from "../../prune/node.js";
-import { listValue, parseLlvmInt, stringValue } from "../args.js";
+import { flagValue, listValue, parseLlvmInt, stringValue } from "../args.js";
 import { runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError, verboseOption } from "./common.js";
 import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
 
 export const replace: Subcommand = {
@@ -28,8 +28,13 @@ export const replace: Subcommand = {
       ...OUTPUT_OPTIONS,
       LEVEL_OPTION("zstd level when a compressed bundle is re-encoded (default: the one found in it)"),
       JSON_OPTION,
+      verboseOption("each place the entry was replaced (bundle, member, fat binary)"),
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit replace --entry=hipv4-amdgcn-amd-amdhsa--gfx906 --with=gfx906.co --dry-run examples/sample/app.hipfb", what: "Say what swapping the gfx906 code object would change; write nothing" },
+      { command: "offload-kit replace --entry=hipv4-amdgcn-amd-amdhsa--gfx90a --bundle=1 --with=fixed.co -o libfoo.fixed.so libfoo.so", what: "Swap the gfx90a code object of the library's second fat binary, into a new file" },
+    ]),
   }),
   run: async (values, { name, io }) => {
     const files = listValue(values, "files");
@@ -40,6 +45,7 @@ export const replace: Subcommand = {
     const options = editOptions(values, io);
     if (typeof options === "string") return usageError(io, name, options);
     const { destination, level, json, dryRun, report } = options;
+    const verbose = flagValue(values, "verbose");
     if (destination.kind === "out-dir") return usageError(io, name, "replace writes one file: give -o <file>, --in-place or --dry-run");
     const bundleText = stringValue(values, "bundle");
     const bundle = bundleText === "" ? undefined : parseLlvmInt(bundleText);
@@ -66,10 +72,12 @@ export const replace: Subcommand = {
       const edit = edits[0];
       if (edit.error !== undefined) throw edit.error;
       if (json) {
-        report(`${JSON.stringify({ operation: "replace", dryRun, entry, files: edits.map((e) => ({ ...editJson(e), replaced: e.planned?.replaced ?? [] })) }, null, 2)}\n`);
+        report(`${JSON.stringify({ operation: "replace", dryRun, entry, files: edits.map((e) => ({ ...editJson(e), replaced: e.planned?.replaced ?? [] })), warnings: [] }, null, 2)}\n`);
       } else {
-        report(sizeLine(edit, dryRun));
-        for (const where of edit.planned!.replaced) report(`  replaced ${entry}${where === "" ? "" : ` (${where})`}\n`);
+        // One line: the file, its sizes, and how often the entry was replaced; -v says where.
+        const replaced = edit.planned!.replaced;
+        report(`${sizeLine(edit, dryRun).slice(0, -1)}; ${dryRun ? "would replace" : "replaced"} ${entry} ${replaced.length === 1 ? "once" : `${replaced.length} times`}\n`);
+        if (verbose) for (const where of replaced) report(`  replaced ${entry}${where === "" ? "" : ` (${where})`}\n`);
         for (const note of edit.planned!.notes) report(`  note: ${note}\n`);
       }
       return 0;

@@ -1,6 +1,7 @@
 /**
- * `offload-kit sizes FILE|DIR... [--by=target|processor|bundle] [--json]`: where the bytes of device code go,
- * per target ID (or processor, or bundle) in each file and in total, largest first (src/inspect/sizes.ts).
+ * `offload-kit sizes FILE|DIR... [--by=target|processor|bundle] [-v] [--json]`: where the bytes of device code
+ * go, per target ID (or processor, or bundle), largest first (src/inspect/sizes.ts): one line per file and one
+ * total table per run; `-v` adds each file's own table (a package's: each member's).
  * Folders are walked as check walks them (src/inspect/node/folders.ts): the total covers the files found.
  * A file with no device code is reported as such; only a file that cannot be read makes the exit status 1.
  */
@@ -17,11 +18,11 @@ import { forEachPath } from "../../inspect/node/folders.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { formatWithCommas } from "../../bundler/compressed.js";
 import { flagValue, listValue, stringValue } from "../args.js";
-import { printError, printWarning } from "../io.js";
-import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } from "./package-inputs.js";
+import { printError } from "../io.js";
+import { hasErrors, packageLine, printProblems, problemsJson, recordPackageWarnings, runGuardedAsync } from "./package-inputs.js";
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
-import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import type { KitWarning, Subcommand } from "./common.js";
+import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, Warnings, examplesHelp, hex, pad, plural, usageError, verboseOption } from "./common.js";
 
 const GROUPINGS = ["target", "processor", "bundle"] as const;
 type Grouping = (typeof GROUPINGS)[number];
@@ -69,8 +70,9 @@ function fileSummary(file: FileSizes): string {
   return `${file.path}: ${parts.join(", ")} (file: ${formatWithCommas(file.size)} bytes)\n`;
 }
 
-function formatFile(file: FileSizes, by: Grouping): string {
+function formatFile(file: FileSizes, by: Grouping, verbose: boolean): string {
   if (file.entries === 0 && file.bundles.length === 0) return `${file.path}: no offload bundles or offload binaries (${formatWithCommas(file.size)} bytes)\n`;
+  if (!verbose) return fileSummary(file);
   const stored = file.storedBytes !== undefined;
   if (by === "bundle") return fileSummary(file) + bundleTable(file);
   return fileSummary(file) + (by === "processor"
@@ -100,7 +102,7 @@ function sizedJson(sized: FileSizes, problems: unknown) {
 interface Sized {
   readonly json?: unknown;
   readonly text: string;
-  readonly warnings: readonly string[];
+  readonly warnings: readonly KitWarning[];
   /** What goes into the total: the file, or a package's members with device code. */
   readonly measured: readonly FileSizes[];
   /** The package's walk, for its problems. */
@@ -113,11 +115,11 @@ interface Sized {
   readonly error?: { readonly code: string; readonly message: string };
 }
 
-async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Sized> {
+async function sizeFile(path: string, json: boolean, by: Grouping, verbose: boolean): Promise<Sized> {
   try {
     const members: FileSizes[] = [];
     const memberReports: unknown[] = [];
-    const warnings: string[] = [];
+    const warnings: KitWarning[] = [];
     let text = "";
     let report: unknown;
     let offload = false;
@@ -128,15 +130,15 @@ async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Size
       if (member === undefined) {
         members.push(sized);
         if (json) report = sizedJson(sized, location.problems);
-        else text = formatFile(sized, by);
+        else text = formatFile(sized, by, verbose);
       } else {
         // In a package, members without device code are counted but not listed.
         if (sized.bundles.length === 0 && sized.entries === 0 && location.problems.length === 0) return;
         members.push(sized);
         if (json) memberReports.push({ ...sizedJson(sized, location.problems), member });
-        else text += formatFile(sized, by);
+        else if (verbose) text += formatFile(sized, by, true);
       }
-      if (!json) warnings.push(...location.problems.map((p) => `${itemName}: at ${hex(p.offset)}: ${p.message}`));
+      warnings.push(...location.problems.map((p) => ({ code: p.code, message: `at ${hex(p.offset)}: ${p.message}`, path: itemName })));
     }, { locateOnly: true });
     if (walk.package === undefined) return { json: report, text, warnings, measured: members, failed: false, offload };
     const total = totalSizes(members);
@@ -146,10 +148,14 @@ async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Size
       const totalJson = { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) };
       return { ...common, text: "", json: { path, package: walk.package, members: memberReports, total: totalJson, problems: problemsJson(walk) } };
     }
+    const head = packageLine(path, walk, members.length);
+    const counted = `${plural(total.entries, "entry", "entries")}, ${formatWithCommas(total.bytes)} bytes in ${plural(members.length, "member")}`;
+    // Without -v a package is one line; with it, its members and the package's own total.
+    if (!verbose) return { ...common, text: `${head.slice(0, -1)}; ${counted}\n` };
     const rows = by === "processor" ? total.processors : total.targets;
-    text += `${path}: package total, ${total.entries} entries, ${formatWithCommas(total.bytes)} bytes in ${members.length} member${members.length === 1 ? "" : "s"}\n`;
+    text += `${path}: package total, ${counted}\n`;
     if (total.entries > 0) text += groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, total.storedBytes !== undefined);
-    return { ...common, text: packageLine(path, walk, members.length) + text };
+    return { ...common, text: head + text };
   } catch (e) {
     if (!isOffloadKitError(e)) throw e;
     return { text: "", warnings: [], measured: [], failed: true, offload: true, error: { code: e.code, message: e.message } };
@@ -164,8 +170,14 @@ export const sizes: Subcommand = {
       PATHS_OPTION,
       { name: "by", kind: "string", valueName: "target|processor|bundle", description: "Group the table by target ID (default), processor or bundle", category },
       JSON_OPTION,
+      verboseOption("each file's own table (a package's: each member's) before the total"),
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit sizes examples/sample/app.hipfb", what: "The file's entries and bytes per target ID" },
+      { command: "offload-kit sizes --by=processor /opt/rocm/lib", what: "One line per library, then the bytes per processor over the folder" },
+      { command: "offload-kit sizes -v --by=bundle lib/libfoo.so", what: "Each bundle of the file: offset, format, entries, bytes" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");
@@ -173,12 +185,15 @@ export const sizes: Subcommand = {
     const by = (stringValue(values, "by") || "target") as Grouping;
     if (!GROUPINGS.includes(by)) return usageError(io, name, `--by must be one of ${GROUPINGS.join(", ")}, not '${by}'`);
     const json = flagValue(values, "json");
+    const verbose = flagValue(values, "verbose");
+    const warnings = new Warnings(io, name);
     return runGuardedAsync(io, name, async () => {
       const measured: FileSizes[] = [];
+      let inputs = 0;
       const reports: unknown[] = [];
       let status = 0;
       const run = await forEachPath(files, {
-        inspect: (path) => sizeFile(path, json, by),
+        inspect: (path) => sizeFile(path, json, by, verbose),
         classify: (sized) => (sized.error !== undefined ? { unreadable: sized.error } : sized.offload ? "input" : "skipped"),
         use: (sized, path) => {
           if (sized.error !== undefined) {
@@ -187,11 +202,15 @@ export const sizes: Subcommand = {
             else printError(io, name, sized.error.message);
             return;
           }
+          inputs++;
           measured.push(...sized.measured);
-          if (json) reports.push(sized.json);
-          else {
+          if (sized.walk !== undefined) recordPackageWarnings(warnings, sized.walk);
+          if (json) {
+            reports.push(sized.json);
+            for (const w of sized.warnings) warnings.record(w.code, w.message, w.path);
+          } else {
             io.stdout(sized.text);
-            for (const w of sized.warnings) printWarning(io, name, w);
+            for (const w of sized.warnings) warnings.warn(w.code, w.message, w.path);
             if (sized.walk !== undefined) printProblems(io, name, sized.walk);
           }
           if (sized.failed) status = 1;
@@ -201,16 +220,22 @@ export const sizes: Subcommand = {
       const total = totalSizes(measured);
       if (json) {
         const totalJson = { ...total, targets: rowsJson(total.targets), processors: rowsJson(total.processors) };
-        io.stdout(`${JSON.stringify({ files: reports, total: totalJson, ...foldersJson(run) }, null, 2)}\n`);
+        io.stdout(`${JSON.stringify({ files: reports, total: totalJson, ...foldersJson(run), warnings: warnings.list }, null, 2)}\n`);
       } else {
         io.stdout(emptyFoldersText(run));
-        // A folder's total is printed even when it held one file with device code, with what was looked at.
-        if (measured.length > 1 || run.folders) {
-          const stored = total.storedBytes !== undefined;
-          const rows = by === "processor" ? total.processors : total.targets;
+        const stored = total.storedBytes !== undefined;
+        const rows = by === "processor" ? total.processors : total.targets;
+        const label = by === "processor" ? "PROCESSOR" : "TARGET";
+        // One total per run: over several inputs (or a folder's, even with one file found, with what was looked
+        // at); for one input without -v, its table is the total; with -v it was printed with the input.
+        if (inputs > 1 || run.folders) {
           const summary = `${total.entries} entries, ${formatWithCommas(total.bytes)} bytes${stored ? `, ${formatWithCommas(total.storedBytes!)} stored` : ""}`;
-          const table = total.entries > 0 || !run.folders ? groupTable(by === "processor" ? "PROCESSOR" : "TARGET", rows, total.bytes, stored) : "";
+          const table = total.entries > 0 || !run.folders ? groupTable(label, rows, total.bytes, stored) : "";
           io.stdout(`total (${total.files} files): ${summary}\n${table}`);
+        } else if (!verbose && total.entries > 0 && by !== "bundle") {
+          io.stdout(groupTable(label, rows, total.bytes, stored));
+        } else if (!verbose && by === "bundle" && measured.length === 1) {
+          io.stdout(bundleTable(measured[0]!));
         }
         if (run.folders) io.stdout(`${foldersNote(run)}\n`);
       }

@@ -2,7 +2,8 @@
  * `offload-kit unbundle -targets=T1,T2 --out-dir=DIR [-type=t] FILE...`: batch unbundling, one
  * process for many inputs, `DIR/<file name>-<target ID, ':' → '_'>` per target (src/bundler/node/batch.ts). An input
  * that is not a bundle but holds some (a shared library, say) fails as the bundler fails, and the message
- * says where its bundles are and that `offload-kit extract` writes them.
+ * says where its bundles are and that `offload-kit extract` writes them. One line per file written (-v: each
+ * output); the run's total on stderr, as before.
  */
 import { engineKind } from "../../engine/select.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
@@ -15,7 +16,8 @@ import { flagValue, listValue, numberValue, stringValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, inputMessage, plural, usageError } from "./common.js";
+import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, inputMessage, plural, usageError, verboseOption } from "./common.js";
+import { formatWithCommas } from "../../bundler/compressed.js";
 
 /**
  * For an input that failed because it is not a bundle but holds some (a library's `.hip_fatbin`, a fat
@@ -66,8 +68,16 @@ export const unbundle: Subcommand = {
       { name: "jobs", kind: "uint", valueName: "n", description: "Worker threads (default: by batch size and cores)", category },
       { name: "progress", kind: "flag", description: "Show a progress bar (default: on a terminal, for long runs)", category },
       JSON_OPTION,
+      verboseOption("every output written: its path, size and the entry it holds"),
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      {
+        command: "offload-kit unbundle --targets=hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack- --out-dir=out examples/sample/app.hipfb",
+        what: "Write out/app.hipfb-hipv4-amdgcn-amd-amdhsa--gfx906 and ...gfx90a_xnack-, as clang-offload-bundler -unbundle would, one file each",
+      },
+      { command: "offload-kit unbundle -v --targets=hip-amdgcn-amd-amdhsa--gfx90a --out-dir=out --jobs=4 obj/*.o", what: "Many fat objects at once, on 4 threads, each output listed" },
+    ]),
   }),
   async run(values, { name, io, isTTY }) {
     const files = listValue(values, "files");
@@ -77,6 +87,7 @@ export const unbundle: Subcommand = {
     if (outDir === "") return usageError(io, name, "--out-dir is required");
     if (targets.length === 0) return usageError(io, name, "-targets is required");
     const json = flagValue(values, "json");
+    const verbose = flagValue(values, "verbose");
     const showProgress = flagValue(values, "progress") || (isTTY && files.length >= 50);
     const jobs = numberValue(values, "jobs");
     let results: BatchFileResult[] | undefined;
@@ -111,8 +122,14 @@ export const unbundle: Subcommand = {
       });
       const failed = all.filter((r) => r.error !== undefined);
       if (json) {
-        io.stdout(`${JSON.stringify({ engine: engineKind(), results: all.map(resultJson) }, null, 2)}\n`);
+        io.stdout(`${JSON.stringify({ engine: engineKind(), results: all.map(resultJson), warnings: [] }, null, 2)}\n`);
       } else {
+        // One line per file unbundled (-v: and each output); a file that failed is its error line on stderr.
+        for (const r of all) {
+          if (r.error !== undefined) continue;
+          io.stdout(`${r.input}: ${plural(r.outputs.length, "output")}, ${formatWithCommas(r.outputs.reduce((n, o) => n + o.size, 0))} bytes\n`);
+          if (verbose) for (const o of r.outputs) io.stdout(`  ${o.path}  ${formatWithCommas(o.size)} bytes  ${o.content === "entry" ? byteStringToUnicode(o.entry ?? "") : o.content}\n`);
+        }
         for (const r of failed) printError(io, name, inputMessage(r.input, r.error!.message));
         const outputs = all.reduce((n, r) => n + r.outputs.length, 0);
         const bytes = all.reduce((n, r) => n + r.outputs.reduce((m, o) => m + o.size, 0), 0);

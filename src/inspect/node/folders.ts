@@ -2,8 +2,9 @@
  * Folders named on the command line of `check`, `ls`, `sizes` and `extract`: the one walk all four make.
  *
  * Directories are walked as `find DIR` walks them (without -L): a symbolic link named on the command
- * line is followed; inside a walked directory a link to a file counts once, under the file it points
- * to (files are told apart by device and inode, so two links and the file are one input), a link to a
+ * line is followed; inside a walked directory a link to a file counts once, under the first name met
+ * below the folder as typed (files are told apart by device and inode, so two links and the file are one
+ * input; names stay relative when the folder was), a link to a
  * directory is not entered (`ln -s . self` cannot loop, a link to /usr/lib cannot leave the tree), and
  * a directory or entry that cannot be read is reported and skipped while the walk goes on.
  *
@@ -11,7 +12,7 @@
  * folder is one only when the command finds offload code in it (its `classify`), else it is skipped
  * (counted, not reported), and a file found that cannot be read is an unreadable entry of the walk.
  */
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { fileError } from "../../node/errors.js";
 
@@ -38,7 +39,7 @@ function walkError(path: string, e: unknown): WalkError {
 
 /**
  * The regular files below `dir`, as `find DIR -type f` (without -L) reaches them, except that a link to
- * a file counts under the file it points to; `seen` (device:inode) spans the walks of one run.
+ * a file counts under its own name (the first name met); `seen` (device:inode) spans the walks of one run.
  */
 export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: Walk = { files: [], repeats: [], errors: [] }): Walk {
   let names: string[];
@@ -58,13 +59,12 @@ export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: 
       walk.errors.push(walkError(path, e));
       continue;
     }
-    let file = path;
     if (stat.isSymbolicLink()) {
-      // A link to a directory is not entered; a dangling link or a loop of links is nothing to check.
+      // A link to a directory is not entered; a dangling link or a loop of links is nothing to check. A link
+      // to a file keeps its own name below the folder as typed (`lib/x.so`, not the target's absolute path).
       let target: Stats;
       try {
         target = statSync(path);
-        file = realpathSync(path);
       } catch {
         continue;
       }
@@ -79,7 +79,7 @@ export function walkDirectory(dir: string, seen: Set<string> = new Set(), walk: 
         continue;
       }
       seen.add(key);
-      walk.files.push({ path: file, key });
+      walk.files.push({ path, key });
     }
   }
   return walk;
