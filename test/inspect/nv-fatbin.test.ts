@@ -98,10 +98,14 @@ describe("offload-kit on NVIDIA fatbins", () => {
 
   it("check passes where SASS of the same major or PTX below the GPU is present, says which, and fails otherwise", async () => {
     const lib = join(NV_FIXTURES, "libkernels.so");
-    const sm86 = await kit("check", "--gpu=sm_86", lib);
+    const summary = await kit("check", "--gpu=sm_86", lib);
+    expect(summary.code).toBe(0);
+    expect(summary.stdout.toString()).toContain("libkernels.so: NVIDIA fatbin, 7 device entries, 2 loadable on sm_86; 2 of 2 fat binaries OK; OK");
+    // The rule that decided is a row of the verbose table.
+    const sm86 = await kit("check", "-v", "--gpu=sm_86", lib);
     expect(sm86.code).toBe(0);
     expect(sm86.stdout.toString()).toContain("SASS for sm_80 runs on sm_86 (same major version, minor 0 <= 6)");
-    const sm120 = await kit("check", "--gpu=sm_120", lib);
+    const sm120 = await kit("check", "-v", "--gpu=sm_120", lib);
     // Only the second container has PTX: the first, registered too, has nothing sm_120 runs.
     expect(sm120.code).toBe(1);
     expect(sm120.stdout.toString()).toContain("PTX for compute_90: the driver JIT-compiles it for sm_120");
@@ -155,7 +159,7 @@ describe("offload-kit on NVIDIA fatbins", () => {
     ]);
     const tar = runNative("tar", ["cf", join(dir, "tree.tar"), "-C", tree, "lib"]);
     expect(tar.status, tar.stderr).toBe(0);
-    const packaged = await kit("check", "--gpu=sm_86", join(dir, "tree.tar"));
+    const packaged = await kit("check", "-v", "--gpu=sm_86", join(dir, "tree.tar"));
     expect(packaged.stdout.toString()).toContain("SASS for sm_80 runs on sm_86");
     const sizes = await kit("sizes", "--json", join(dir, "tree.tar"));
     expect(sizes.code).toBe(0);

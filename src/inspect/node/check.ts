@@ -28,7 +28,7 @@ export type { WalkError } from "./folders.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
-  | "offload binary" | "embedded offload binaries" | "code object" | "nv fatbin" | "cubin" | "none";
+  | "offload binary" | "embedded offload binaries" | "code object" | "NVIDIA fatbin" | "cubin" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */
@@ -110,7 +110,7 @@ function kindOf(location: Location): InputKind {
     if (bundle.format === "text") return "text bundle";
     if (bundle.format === "object") return "fat object";
     if (bundle.format === "code-object") return "code object";
-    if (bundle.format === "nv-fatbin") return "nv fatbin";
+    if (bundle.format === "nv-fatbin") return "NVIDIA fatbin";
     if (bundle.format === "cubin") return "cubin";
     return bundle.offset === 0 && bundle.section === undefined ? "bundle" : "embedded bundles";
   }
