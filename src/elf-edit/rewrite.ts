@@ -99,8 +99,13 @@ function u64Bytes(value: number, signed = false): Uint8Array {
   return out;
 }
 
-function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
+function checkReplacement(layout: HipFatbinLayout, bundle: FatbinBundle, replacement: ByteSource): void {
   const head = readExact(replacement, 0, Math.min(replacement.size, BUNDLE_MAGIC_BYTES.length));
+  const kind = layout.replacementKind;
+  if (kind !== undefined) {
+    if (kind.matches(head)) return;
+    throw new OffloadKitError("REPLACEMENT_NOT_A_BUNDLE", `the replacement for fat binary ${bundle.index} (at ${hex(bundle.address)}) is not ${kind.name}`, { field: "bundles" });
+  }
   const isBundle = head.length === BUNDLE_MAGIC_BYTES.length && head.every((b, i) => b === BUNDLE_MAGIC_BYTES[i]);
   if (!isBundle && !isCompressedBundle(head)) {
     throw new OffloadKitError(
@@ -258,7 +263,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let cursor = 0;
   for (const bundle of layout.bundles) {
     const replacement = options.bundles?.(bundle);
-    if (replacement !== undefined) checkReplacement(bundle, replacement);
+    if (replacement !== undefined) checkReplacement(layout, bundle, replacement);
     const content = replacement ?? bundle.source;
     cursor = alignTo(cursor, align);
     relative.push(cursor);

@@ -53,6 +53,7 @@ export const prune: Subcommand = {
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
       { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
+      { name: "drop-ptx", kind: "flag", description: "NVIDIA fatbins: drop the PTX the listed GPUs could JIT-compile too (kept by default)", category },
       LEVEL_OPTION("Re-encode compressed bundles at this level (default: the level they were written at)"),
       JSON_OPTION,
     ],
@@ -78,7 +79,7 @@ export const prune: Subcommand = {
       if (native !== undefined) printNote(io, name, `--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`);
       const warnings: string[] = [];
       const edits = editFiles(files, destination, codecs, (source, input) =>
-        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }), (done) => {
+        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), dropPtx: flagValue(values, "drop-ptx"), codecs, name: input, level }), (done) => {
         if (done.length === 0) return;
         const unmatched = unmatchedGpus(selection, done);
         if (unmatched.length === selection.gpus.length) {
