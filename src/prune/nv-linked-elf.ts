@@ -129,9 +129,11 @@ function containerPlace(layout: NvFatbinLayout, index: number, where: string): s
   return [where, `fat binary ${index}${pointed === "" ? "" : ` (${pointed})`}`].filter((w) => w !== "").join(", ");
 }
 
-/** The new bytes of one container, or undefined when it keeps every entry. Records each decision in `ctx.outcomes`. */
-function pruneContainer(layout: NvFatbinLayout, index: number, container: NvFatbinContainer, ctx: PruneContext, where: string): Uint8Array | undefined {
-  const inner = containerPlace(layout, index, where);
+/**
+ * The new bytes of one container, or undefined when it keeps every entry. Records each decision in
+ * `ctx.outcomes`; `inner` names the container in messages (`fat binary 1 (device link)`).
+ */
+export function pruneNvContainer(index: number, container: NvFatbinContainer, ctx: PruneContext, where: string, inner: string): Uint8Array | undefined {
   // Outcomes name the container by index alone: src/verify reads `fat binary N` to compare entries.
   const outcomeWhere = [where, `fat binary ${index}`].filter((w) => w !== "").join(", ");
   const kept: NvFatbinEntry[] = [];
@@ -169,7 +171,7 @@ export function planNvLinkedElfPrune(source: ByteSource, ctx: PruneContext, wher
   const inputOffset = new Map<ByteSource, number>(layout.bundles.map((b) => [b.source, b.fileOffset]));
   const rewrite = planHipFatbinRewrite(layout, {
     bundles: (bundle) => {
-      const bytes = pruneContainer(layout, bundle.index, layout.containers[bundle.index], ctx, where);
+      const bytes = pruneNvContainer(bundle.index, layout.containers[bundle.index], ctx, where, containerPlace(layout, bundle.index, where));
       if (bytes === undefined) return undefined;
       const replacement = bytesSource(bytes);
       made.set(replacement, bytes);

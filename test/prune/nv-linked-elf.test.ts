@@ -18,6 +18,7 @@ import { parseNvFatbinContainers } from "../../src/formats/nv-fatbin.js";
 import { parseSelection, pruneWith } from "../../src/prune/index.js";
 import { decideNvEntry } from "../../src/prune/nv-linked-elf.js";
 import { verifySource } from "../../src/verify/index.js";
+import * as objcopy from "../../src/objcopy/index.js";
 import { HANG_MS } from "../limits.js";
 import { nativeTool, runNative } from "../native.js";
 
@@ -251,5 +252,36 @@ describe("pruned CUDA files as the native tools and the dynamic loader see them"
       expect(got.status).toBe(0);
       expect(got.stdout).toBe(expected.stdout);
     }
+  });
+});
+
+describe("prune of .nv_fatbin in relocatable objects and archives (test/fixtures/nv/, nvcc -c)", () => {
+  const NV = new URL("../fixtures/nv/", import.meta.url).pathname;
+  const objectEntries = (bytes: Uint8Array): string[] => {
+    const { readElfObject } = objcopy;
+    const section = readElfObject(bytes).sections.find((s) => s.name === ".nv_fatbin")!;
+    return parseNvFatbinContainers(section.data).containers.flatMap((c) => c.entries.map((e) => e.archName));
+  };
+  it("keeps the chosen entries of an object's container, byte for byte, relocations and symbols untouched", () => {
+    for (const name of ["kernels.plain.o", "kernels.zstd.o"]) {
+      const input = new Uint8Array(readFileSync(join(NV, name)));
+      expect(objectEntries(input)).toEqual(["sm_75", "sm_80", "sm_90", "compute_90"]);
+      const result = prune(input, { keep: ["sm_90"] });
+      expect(result.container).toBe("CUDA object");
+      expect(objectEntries(result.output)).toEqual(["sm_90", "compute_90"]);
+      expect(verifySource(bytesSource(result.output)).findings).toEqual([]);
+      // st_name is an offset into a string table the writer lays out again: the name itself is compared.
+      const symbols = (bytes: Uint8Array) => objcopy.readElfObject(bytes).symbols.map((s) => `${s.name} ${Buffer.from(s.raw.subarray(4)).toString("hex")}`);
+      expect(symbols(result.output)).toEqual(symbols(input));
+      const relocations = (bytes: Uint8Array) => objcopy.readElfObject(bytes).sections.filter((s) => s.type === 4).map((s) => `${s.name} ${Buffer.from(s.data).toString("hex")}`);
+      expect(relocations(result.output)).toEqual(relocations(input));
+    }
+  });
+  it("prunes each CUDA object member of an archive", () => {
+    const input = new Uint8Array(readFileSync(join(NV, "libkernels.a")));
+    const result = prune(input, { keep: ["sm_80"], dropPtx: true });
+    expect(result.container).toBe("archive");
+    expect(result.entries.filter((e) => e.kept).map((e) => `${e.where} ${e.id}`)).toEqual(["member kernels.zstd.o, fat binary 0 sm_80"]);
+    expect(verifySource(bytesSource(result.output)).findings).toEqual([]);
   });
 });
