@@ -34,6 +34,9 @@ import { sectionBytes } from "./elf64.js";
 import { readHipFatbinLayout } from "./hip-fatbin.js";
 import type { FatbinBundle, HipFatbinLayout } from "./hip-fatbin.js";
 
+const SHF_EXECINSTR = 0x4;
+const PF_X = 1;
+
 /** Zeros a relocated .hip_fatbin may be preceded by so its segment keeps the first segment's displacement. */
 const MAX_ALIGNING_PADDING = 1 << 20;
 const MAX_PAGE = 1 << 24;
@@ -438,8 +441,12 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       if (i !== segIndex && p.offset >= holeEnd && !(p.type === PT_NULL) && !carried?.headers.includes(i)) p.offset -= shift;
     }
     if (split) {
+      // An old single "R E" text segment (GNU ld without -z separate-code: libcurand) leaves a tail of
+      // .eh_frame and the like: it stays executable only if it holds code (eu-elflint flags one that does not).
+      const tailHasCode = elf.sections.some((s) => (s.flags & SHF_EXECINSTR) !== 0 && s.type !== SHT_NOBITS && s.offset + s.size > tailStart && s.offset < segFileEnd);
       const tail: ProgramHeader = {
         ...seg,
+        flags: tailHasCode || part1Empty ? seg.flags : seg.flags & ~PF_X,
         offset: tailStart - shift,
         vaddr: tailStart + delta,
         paddr: seg.paddr + (tailStart - seg.offset),
