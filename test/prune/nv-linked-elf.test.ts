@@ -5,7 +5,7 @@
 // a gcc program must dlopen the pruned library and call into it, and cuobjdump (scripts/fetch-cuobjdump.sh)
 // must list exactly the kept entries.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -283,5 +283,61 @@ describe("prune of .nv_fatbin in relocatable objects and archives (test/fixtures
     expect(result.container).toBe("archive");
     expect(result.entries.filter((e) => e.kept).map((e) => `${e.where} ${e.id}`)).toEqual(["member kernels.zstd.o, fat binary 0 sm_80"]);
     expect(verifySource(bytesSource(result.output)).findings).toEqual([]);
+  });
+});
+
+// NVIDIA's own libcurand.so.10 (nvidia-curand 10.4.0.35, CUDA 13: 11 containers, 10 wrappers, zstd entries,
+// sm_75..sm_121, one R E text segment holding .nv_fatbin), from the local wheel mirror where it exists.
+const CURAND_WHEEL = "/opt/pypi-more/files/nvidia_curand-10.4.0.35-py3-none-manylinux_2_27_x86_64.whl";
+const haveCurand = existsSync(CURAND_WHEEL) && nativeTool("unzip") !== undefined;
+if (!haveCurand) console.warn(`nv-linked-elf.test.ts: libcurand tests skipped (no ${CURAND_WHEEL} or no unzip)`);
+
+describe.skipIf(!haveCurand)("prune of NVIDIA's libcurand.so.10", () => {
+  let dir: string;
+  let lib: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "nv-curand-"));
+    expect(runNative("unzip", ["-q", "-o", CURAND_WHEEL, "nvidia/cu13/lib/libcurand.so.10", "-d", dir]).status).toBe(0);
+    lib = join(dir, "nvidia/cu13/lib/libcurand.so.10");
+  }, HANG_MS);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  function kit(...args: string[]) {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: HANG_MS, maxBuffer: 1 << 26 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  it("keeps sm_90 SASS only in all 11 containers; native tools, dlopen and a chain of edits agree", () => {
+    const out = join(dir, "libcurand.sm90.so");
+    const r = kit("prune", "--keep=sm_90", "--drop-ptx", lib, "-o", out);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const bytes = new Uint8Array(readFileSync(out));
+    expect(listing(bytes)).toEqual(Array.from({ length: 11 }, () => ["sm_90"]));
+    expect(bytes.length).toBeLessThan(statSync(lib).size / 2);
+    clean(bytes);
+    expect(nativeViews(out)).toEqual(nativeViews(lib));
+    if (nativeTool("gcc") !== undefined) {
+      const source = join(dir, "open.c");
+      writeFileSync(source, [
+        "#include <dlfcn.h>", "#include <stdio.h>",
+        "int main(int argc, char **argv) {",
+        "  void *h = dlopen(argv[1], RTLD_NOW); if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }",
+        "  int (*version)(int *) = (int (*)(int *))dlsym(h, \"curandGetVersion\"); if (!version) return 2;",
+        "  int v = 0; int rc = version(&v); printf(\"curandGetVersion: %d %d\\n\", rc, v); return dlclose(h);",
+        "}", ""].join("\n"));
+      const exe = join(dir, "open");
+      expect(runNative("gcc", ["-o", exe, source, "-ldl"]).status).toBe(0);
+      const run = (path: string) => spawnSync(exe, [path], { encoding: "utf8", timeout: HANG_MS });
+      const expected = run(lib);
+      expect(expected.stdout).toMatch(/^curandGetVersion: 0 \d+\n$/);
+      expect(run(out).stdout).toBe(expected.stdout);
+    }
+    // Two edits give the bytes of one.
+    const first = join(dir, "first.so");
+    const second = join(dir, "second.so");
+    expect(kit("prune", "--keep=sm_90,sm_120", lib, "-o", first).code).toBe(0);
+    expect(kit("prune", "--keep=sm_90", "--drop-ptx", first, "-o", second).code).toBe(0);
+    expect(Buffer.compare(readFileSync(second), Buffer.from(bytes))).toBe(0);
   });
 });
