@@ -341,3 +341,38 @@ describe.skipIf(!haveCurand)("prune of NVIDIA's libcurand.so.10", () => {
     expect(Buffer.compare(readFileSync(second), Buffer.from(bytes))).toBe(0);
   });
 });
+
+describe("prune of damaged CUDA files", () => {
+  it("only ever throws OffloadKitError, and what it writes passes verify", () => {
+    const input = fixture("libnvk.so");
+    const elf = openLinkedElf(bytesSource(input));
+    const regions = [".nv_fatbin", ".nvFatBinSegment", ".rela.dyn"].map((name) => elf.sections.find((s) => s.name === name)!);
+    let seed = 29;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let written = 0;
+    let refused = 0;
+    for (let i = 0; i < 400; i++) {
+      const bytes = input.slice();
+      const region = regions[i % regions.length];
+      // Header fields matter most: bytes near container and entry starts, wrapper fields, relocation addends.
+      for (let k = 0; k < 1 + random(3); k++) bytes[region.offset + random(Math.min(region.size, i % 2 === 0 ? 256 : region.size))] = random(256);
+      try {
+        const result = prune(bytes, { keep: ["sm_90"] });
+        written++;
+        if (!result.changed) continue;
+        const report = verifySource(bytesSource(result.output));
+        const before = verifySource(bytesSource(bytes));
+        const fresh = report.findings.filter((f) => !before.findings.some((b) => b.code === f.code && b.subject === f.subject));
+        expect(fresh).toEqual([]);
+      } catch (e) {
+        if (!(e instanceof OffloadKitError)) throw e;
+        refused++;
+      }
+    }
+    expect(written).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+});
