@@ -1,7 +1,8 @@
 /**
  * `offload-kit prune --keep=GPU,... | --drop=GPU,... FILE... (-o OUT | --out-dir=DIR | --in-place) [--allow-empty]
- * [--dry-run] [--json]`: keeps the code objects the listed GPUs would load (or drops them), in bundle files,
- * compressed bundles, archives, fat objects and offload binaries (src/prune/).
+ * [--drop-ptx] [--dry-run] [--json]`: keeps the code objects the listed GPUs would load (or drops them), in bundle
+ * files, compressed bundles, archives, fat objects and offload binaries, and NVIDIA fatbins (`sm_NN`) in CUDA
+ * executables, libraries, objects and archives (src/prune/).
  */
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
