@@ -5,15 +5,38 @@
  */
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
+import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { HANG_MS } from "./limits.js";
 
 const cache = new Map<string, string | undefined>();
 
+/**
+ * Tools that live outside PATH: NVIDIA's cuobjdump is taken out of Debian's nvidia-cuda-toolkit .deb into a
+ * cache folder by scripts/fetch-cuobjdump.sh (which .ci/run calls), or named by OFFLOAD_KIT_CUOBJDUMP.
+ */
+function knownLocations(name: string): string[] {
+  if (name !== "cuobjdump") return [];
+  const cacheHome = process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache");
+  return [
+    ...(process.env.OFFLOAD_KIT_CUOBJDUMP ? [process.env.OFFLOAD_KIT_CUOBJDUMP] : []),
+    join(process.env.OFFLOAD_KIT_CACHE ?? join(cacheHome, "offload-kit"), "cuobjdump", "cuobjdump"),
+  ];
+}
+
 export function nativeTool(name: string): string | undefined {
   if (cache.has(name)) return cache.get(name);
   let found: string | undefined;
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+  for (const path of knownLocations(name)) {
+    try {
+      accessSync(path, constants.X_OK);
+      found = path;
+      break;
+    } catch {
+      // Not fetched there.
+    }
+  }
+  for (const dir of found === undefined ? (process.env.PATH ?? "").split(delimiter) : []) {
     if (!dir) continue;
     try {
       accessSync(join(dir, name), constants.X_OK);

@@ -12,6 +12,7 @@ import { OffloadKitError } from "../engine/errors.js";
 import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { truncatedHash } from "../formats/ccob.js";
+import { decodeNvEntry } from "../formats/nv-fatbin.js";
 import { readImageBytes } from "../formats/offload-binary.js";
 import { locate } from "../inspect/locate.js";
 import type { LocateOptions, Location } from "../inspect/locate.js";
@@ -202,7 +203,8 @@ class Found {
 
 /**
  * The bytes of one entry, found as inspectSource found it: for an entry of a compressed bundle, out of
- * its decompressed contents; for an image of a compressed offload binary, inflated. (A plain entry is
+ * its decompressed contents; for an image of a compressed offload binary, inflated; for an NVIDIA fatbin
+ * entry, decoded (LZ4, or zstd through `codecs`). (A plain entry is
  * `file.slice(offset, offset + size)`; this serves the rest.)
  */
 export function readEntry(source: ByteSource | Uint8Array, ref: EntryRef, options: BrowserReadOptions = {}): Uint8Array {
@@ -213,7 +215,12 @@ export function readEntry(source: ByteSource | Uint8Array, ref: EntryRef, option
         if (!("bundle" in ref) || bundle.index !== ref.bundle) return;
         const entry = bundle.entries[ref.entry];
         if (entry === undefined) throw new OffloadKitError("NO_SUCH_ENTRY", `bundle ${ref.bundle} has no entry ${ref.entry}`);
-        throw new Found(readExact(contents, entry.offset, entry.size));
+        const stored = readExact(contents, entry.offset, entry.size);
+        const nv = bundle.nvFatbin?.entries[ref.entry];
+        if (nv === undefined) throw new Found(stored);
+        // An NVIDIA entry as `offload-kit extract` writes it: decoded, PTX without its NUL.
+        const zstd = options.codecs === undefined ? undefined : (frame: Uint8Array, capacity: number) => options.codecs!.zstdDecompressFrame(frame, capacity);
+        throw new Found(decodeNvEntry({ ...nv, payloadOffset: nv.headerOffset + nv.headerSize }, stored, zstd).slice());
       },
       onOffloadBinaries: (run, raw) => {
         if (!("image" in ref)) return;

@@ -61,9 +61,13 @@ export interface ElfSection {
   readonly index: number;
   readonly nameOffset: number;
   readonly type: number;
+  /** sh_addr: where the section is loaded (0 in objects). */
+  readonly addr: number;
   readonly offset: number;
   readonly size: number;
   readonly link: number;
+  /** sh_info: for a relocation section, the section it applies to. */
+  readonly info: number;
   readonly entsize: number;
 }
 
@@ -168,8 +172,8 @@ function readSectionTable(source: ByteSource, header: ElfHeader): ElfSection[] {
 
 function parseSection(r: Reader, at: number, is64: boolean, index: number): ElfSection {
   return is64
-    ? { index, nameOffset: r.u32(at), type: r.u32(at + 4), offset: r.u64(at + 24), size: r.u64(at + 32), link: r.u32(at + 40), entsize: r.u64(at + 56) }
-    : { index, nameOffset: r.u32(at), type: r.u32(at + 4), offset: r.u32(at + 16), size: r.u32(at + 20), link: r.u32(at + 24), entsize: r.u32(at + 36) };
+    ? { index, nameOffset: r.u32(at), type: r.u32(at + 4), addr: r.u64(at + 16), offset: r.u64(at + 24), size: r.u64(at + 32), link: r.u32(at + 40), info: r.u32(at + 44), entsize: r.u64(at + 56) }
+    : { index, nameOffset: r.u32(at), type: r.u32(at + 4), addr: r.u32(at + 12), offset: r.u32(at + 16), size: r.u32(at + 20), link: r.u32(at + 24), info: r.u32(at + 28), entsize: r.u32(at + 36) };
 }
 
 /** `checkSectionOffsets` + `getSectionContents`: a section's byte range in the file. */

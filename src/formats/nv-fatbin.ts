@@ -39,6 +39,7 @@
  * kernel to win. Decompressing entries (src/compress/lz4-block.ts, zstd through the project's codecs) is
  * the only per-byte work, done on demand.
  */
+import { decodeLz4Block } from "../compress/lz4-block.js";
 import { OffloadKitError } from "../engine/errors.js";
 
 export const NV_FATBIN_MAGIC = 0xba55ed50;
@@ -70,7 +71,8 @@ const ENTRY = {
 
 export type NvCompression = "none" | "lz4" | "zstd";
 
-export interface NvFatbinEntry {
+/** An entry as its header describes it (what a walk that skips payloads returns). */
+export interface NvFatbinEntryHeader {
   /** Where the entry's header starts, relative to the bytes given to the parser. */
   readonly offset: number;
   /** 1 PTX, 2 ELF; other values are kept and named `kind N`. */
@@ -90,12 +92,16 @@ export interface NvFatbinEntry {
   /** Where the stored payload (compressed or not) starts, relative to the parser's input, and its stored size. */
   readonly payloadOffset: number;
   readonly payloadSize: number;
-  /** The header and the padded payload exactly as stored (views into the input). */
+  /** The header exactly as stored. */
   readonly rawHeader: Uint8Array;
+}
+
+export interface NvFatbinEntry extends NvFatbinEntryHeader {
+  /** The padded payload exactly as stored (a view into the input). */
   readonly rawPayload: Uint8Array;
 }
 
-export interface NvFatbinContainer {
+export interface NvFatbinContainer<E extends NvFatbinEntryHeader = NvFatbinEntry> {
   readonly offset: number;
   readonly version: number;
   readonly headerSize: number;
@@ -104,7 +110,14 @@ export interface NvFatbinContainer {
   /** Header plus entries. */
   readonly size: number;
   readonly rawHeader: Uint8Array;
-  readonly entries: readonly NvFatbinEntry[];
+  readonly entries: readonly E[];
+}
+
+/** Reads `length` bytes at `position` of the input (fewer only at its end). */
+export type NvReadAt = (position: number, length: number) => Uint8Array;
+
+function bytesReader(bytes: Uint8Array): NvReadAt {
+  return (position, length) => bytes.subarray(position, position + length);
 }
 
 function fail(code: string, message: string, offset: number, field: string): never {
@@ -120,9 +133,9 @@ function u32(b: Uint8Array, at: number): number {
 }
 
 /** A u64 as a number; above 2^53 it is a format error (no size or flag we know comes near). */
-function u64(b: Uint8Array, at: number, code: string, field: string): number {
+function u64(b: Uint8Array, at: number, code: string, field: string, base = 0): number {
   const high = u32(b, at + 4);
-  if (high >= 0x200000) fail(code, `${field} ${high.toString(16)}${u32(b, at).toString(16).padStart(8, "0")} (hex) is too large`, at, field);
+  if (high >= 0x200000) fail(code, `${field} ${high.toString(16)}${u32(b, at).toString(16).padStart(8, "0")} (hex) is too large`, base + at, field);
   return high * 0x100000000 + u32(b, at);
 }
 
@@ -140,7 +153,7 @@ export function nvEntryArchName(kind: number, arch: number, flags: number): stri
 }
 
 /** The bytes an entry's payload decodes to: its uncompressed size, or for plain entries the padded payload. */
-export function nvEntryDecodedSize(entry: NvFatbinEntry): number {
+export function nvEntryDecodedSize(entry: NvFatbinEntryHeader): number {
   return entry.compression === "none" ? entry.paddedSize : entry.uncompressedSize;
 }
 
@@ -150,30 +163,34 @@ export function nvEntryDecodedSize(entry: NvFatbinEntry): number {
  * the container; compressed size within the padded payload; options offset within the entry; not both
  * compressions; a compressed entry states both sizes.
  */
-export function parseNvFatbinEntry(bytes: Uint8Array, at: number, end: number = bytes.length): NvFatbinEntry {
-  if (end > bytes.length) end = bytes.length;
+export function readNvFatbinEntryHeader(read: NvReadAt, at: number, end: number): NvFatbinEntryHeader {
   if (end - at < NV_ENTRY_HEADER_MIN) {
     fail("NV_ENTRY_TRUNCATED", `fatbin entry header needs ${NV_ENTRY_HEADER_MIN} bytes, ${Math.max(0, end - at)} left in the container`, at, "entry header");
   }
-  const kind = u16(bytes, at + ENTRY.KIND);
-  const headerSize = u32(bytes, at + ENTRY.HEADER_SIZE);
+  const first = read(at, NV_ENTRY_HEADER_MIN);
+  if (first.length < NV_ENTRY_HEADER_MIN) fail("NV_ENTRY_TRUNCATED", `fatbin entry header needs ${NV_ENTRY_HEADER_MIN} bytes, ${first.length} left`, at, "entry header");
+  const headerSize = u32(first, ENTRY.HEADER_SIZE);
   if (headerSize < NV_ENTRY_HEADER_MIN || headerSize > end - at) {
     fail("NV_ENTRY_HEADER_SIZE", `fatbin entry header size ${headerSize} is not between ${NV_ENTRY_HEADER_MIN} and the ${end - at} bytes left in the container`, at + ENTRY.HEADER_SIZE, "header size");
   }
-  const paddedSize = u64(bytes, at + ENTRY.PADDED_SIZE, "NV_ENTRY_SIZE", "padded size");
+  const header = headerSize === NV_ENTRY_HEADER_MIN ? first : read(at, headerSize);
+  if (header.length < headerSize) fail("NV_ENTRY_TRUNCATED", `fatbin entry header of ${headerSize} bytes has ${header.length} left`, at, "entry header");
+  // Fields are read from `header`; errors name the field's place in the input.
+  const kind = u16(header, ENTRY.KIND);
+  const paddedSize = u64(header, ENTRY.PADDED_SIZE, "NV_ENTRY_SIZE", "padded size", at);
   if (paddedSize > end - at - headerSize) {
     fail("NV_ENTRY_SIZE", `fatbin entry payload of ${paddedSize} bytes runs past the container's end (${end - at - headerSize} bytes left)`, at + ENTRY.PADDED_SIZE, "padded size");
   }
-  const compressedSize = u32(bytes, at + ENTRY.COMPRESSED_SIZE);
+  const compressedSize = u32(header, ENTRY.COMPRESSED_SIZE);
   if (compressedSize > paddedSize) {
     fail("NV_COMPRESSED_SIZE", `fatbin entry compressed size ${compressedSize} exceeds its padded payload of ${paddedSize} bytes`, at + ENTRY.COMPRESSED_SIZE, "compressed size");
   }
-  const optionsOffset = u32(bytes, at + ENTRY.OPTIONS_OFFSET);
+  const optionsOffset = u32(header, ENTRY.OPTIONS_OFFSET);
   if (optionsOffset !== 0 && (optionsOffset < NV_ENTRY_HEADER_MIN || optionsOffset >= headerSize + paddedSize)) {
     fail("NV_OPTIONS_OFFSET", `fatbin entry options offset ${optionsOffset} is outside the entry (${headerSize + paddedSize} bytes)`, at + ENTRY.OPTIONS_OFFSET, "options offset");
   }
-  const flags = u64(bytes, at + ENTRY.FLAGS, "NV_FLAGS", "flags");
-  const uncompressedSize = u64(bytes, at + ENTRY.UNCOMPRESSED_SIZE, "NV_UNCOMPRESSED_SIZE", "uncompressed size");
+  const flags = u64(header, ENTRY.FLAGS, "NV_FLAGS", "flags", at);
+  const uncompressedSize = u64(header, ENTRY.UNCOMPRESSED_SIZE, "NV_UNCOMPRESSED_SIZE", "uncompressed size", at);
   const lz4 = (flags & NV_FLAG_LZ4) !== 0;
   const zstd = (flags & NV_FLAG_ZSTD) !== 0;
   if (lz4 && zstd) fail("NV_COMPRESSION", `fatbin entry flags 0x${flags.toString(16)} ask for both LZ4 and zstd`, at + ENTRY.FLAGS, "flags");
@@ -181,7 +198,7 @@ export function parseNvFatbinEntry(bytes: Uint8Array, at: number, end: number = 
   if (compression !== "none" && (compressedSize === 0 || uncompressedSize === 0)) {
     fail("NV_COMPRESSED_SIZE", `compressed (${compression}) fatbin entry states compressed size ${compressedSize} and uncompressed size ${uncompressedSize}`, at + ENTRY.COMPRESSED_SIZE, "compressed size");
   }
-  const arch = u32(bytes, at + ENTRY.ARCH);
+  const arch = u32(header, ENTRY.ARCH);
   const payloadOffset = at + headerSize;
   return {
     offset: at,
@@ -190,8 +207,8 @@ export function parseNvFatbinEntry(bytes: Uint8Array, at: number, end: number = 
     paddedSize,
     compressedSize,
     optionsOffset,
-    versionMajor: u16(bytes, at + ENTRY.MAJOR),
-    versionMinor: u16(bytes, at + ENTRY.MINOR),
+    versionMajor: u16(header, ENTRY.MAJOR),
+    versionMinor: u16(header, ENTRY.MINOR),
     arch,
     flags,
     uncompressedSize,
@@ -199,74 +216,107 @@ export function parseNvFatbinEntry(bytes: Uint8Array, at: number, end: number = 
     archName: nvEntryArchName(kind, arch, flags),
     payloadOffset,
     payloadSize: compression === "none" ? paddedSize : compressedSize,
-    rawHeader: bytes.subarray(at, payloadOffset),
-    rawPayload: bytes.subarray(payloadOffset, payloadOffset + paddedSize),
+    rawHeader: header,
   };
 }
 
+/** `readNvFatbinEntryHeader` over bytes in memory, with the padded payload as a view. */
+export function parseNvFatbinEntry(bytes: Uint8Array, at: number, end: number = bytes.length): NvFatbinEntry {
+  const entry = readNvFatbinEntryHeader(bytesReader(bytes), at, Math.min(end, bytes.length));
+  return { ...entry, rawPayload: bytes.subarray(entry.payloadOffset, entry.payloadOffset + entry.paddedSize) };
+}
+
 /**
- * The container at `at` of `bytes`: the header (magic, then a header size of at least 16 that fits, then
- * entries that fit), then its entries back to back until the declared size is used up exactly.
+ * The container at `at` of an input of `size` bytes, its entries' headers only (payloads are skipped, never
+ * read): the header (magic, then a header size of at least 16 that fits, then entries that fit), then its
+ * entries back to back until the declared size is used up exactly.
  */
-export function parseNvFatbinContainer(bytes: Uint8Array, at = 0): NvFatbinContainer {
-  if (bytes.length - at < NV_FATBIN_HEADER_SIZE) {
-    fail("NV_TRUNCATED", `fatbin container header needs ${NV_FATBIN_HEADER_SIZE} bytes, ${Math.max(0, bytes.length - at)} left`, at, "header");
+export function readNvFatbinContainerHeaders(read: NvReadAt, size: number, at = 0): NvFatbinContainer<NvFatbinEntryHeader> {
+  if (size - at < NV_FATBIN_HEADER_SIZE) {
+    fail("NV_TRUNCATED", `fatbin container header needs ${NV_FATBIN_HEADER_SIZE} bytes, ${Math.max(0, size - at)} left`, at, "header");
   }
-  const magic = u32(bytes, at + CONTAINER.MAGIC);
+  const head = read(at, NV_FATBIN_HEADER_SIZE);
+  if (head.length < NV_FATBIN_HEADER_SIZE) fail("NV_TRUNCATED", `fatbin container header needs ${NV_FATBIN_HEADER_SIZE} bytes, ${head.length} left`, at, "header");
+  const magic = u32(head, CONTAINER.MAGIC);
   if (magic !== NV_FATBIN_MAGIC) fail("NV_BAD_MAGIC", `fatbin container magic 0x${magic.toString(16)} is not 0xba55ed50`, at, "magic");
-  const version = u16(bytes, at + CONTAINER.VERSION);
-  const headerSize = u16(bytes, at + CONTAINER.HEADER_SIZE);
-  if (headerSize < NV_FATBIN_HEADER_SIZE || headerSize > bytes.length - at) {
-    fail("NV_HEADER_SIZE", `fatbin container header size ${headerSize} is not between ${NV_FATBIN_HEADER_SIZE} and the ${bytes.length - at} bytes left`, at + CONTAINER.HEADER_SIZE, "header size");
+  const version = u16(head, CONTAINER.VERSION);
+  const headerSize = u16(head, CONTAINER.HEADER_SIZE);
+  if (headerSize < NV_FATBIN_HEADER_SIZE || headerSize > size - at) {
+    fail("NV_HEADER_SIZE", `fatbin container header size ${headerSize} is not between ${NV_FATBIN_HEADER_SIZE} and the ${size - at} bytes left`, at + CONTAINER.HEADER_SIZE, "header size");
   }
-  const fatSize = u64(bytes, at + CONTAINER.FAT_SIZE, "NV_FAT_SIZE", "fat size");
-  if (fatSize > bytes.length - at - headerSize) {
-    fail("NV_FAT_SIZE", `fatbin container declares ${fatSize} bytes of entries, ${bytes.length - at - headerSize} left`, at + CONTAINER.FAT_SIZE, "fat size");
+  const fatSize = u64(head, CONTAINER.FAT_SIZE, "NV_FAT_SIZE", "fat size", at);
+  if (fatSize > size - at - headerSize) {
+    fail("NV_FAT_SIZE", `fatbin container declares ${fatSize} bytes of entries, ${size - at - headerSize} left`, at + CONTAINER.FAT_SIZE, "fat size");
   }
+  const rawHeader = headerSize === NV_FATBIN_HEADER_SIZE ? head : read(at, headerSize);
   const end = at + headerSize + fatSize;
-  const entries: NvFatbinEntry[] = [];
+  const entries: NvFatbinEntryHeader[] = [];
   let position = at + headerSize;
   while (position < end) {
-    const entry = parseNvFatbinEntry(bytes, position, end);
+    const entry = readNvFatbinEntryHeader(read, position, end);
     entries.push(entry);
     position += entry.headerSize + entry.paddedSize;
   }
-  return { offset: at, version, headerSize, fatSize, size: headerSize + fatSize, rawHeader: bytes.subarray(at, at + headerSize), entries };
+  return { offset: at, version, headerSize, fatSize, size: headerSize + fatSize, rawHeader, entries };
 }
 
-export interface NvFatbinRun {
-  readonly containers: readonly NvFatbinContainer[];
+/** `readNvFatbinContainerHeaders` over bytes in memory, each entry with its padded payload as a view. */
+export function parseNvFatbinContainer(bytes: Uint8Array, at = 0): NvFatbinContainer {
+  const container = readNvFatbinContainerHeaders(bytesReader(bytes), bytes.length, at);
+  return { ...container, entries: container.entries.map((e) => ({ ...e, rawPayload: bytes.subarray(e.payloadOffset, e.payloadOffset + e.paddedSize) })) };
+}
+
+export interface NvFatbinRun<E extends NvFatbinEntryHeader = NvFatbinEntry> {
+  readonly containers: readonly NvFatbinContainer<E>[];
   /** Where reading stopped: the end of the input, or bytes after the last container that are not one. */
   readonly end: number;
   /** Set when bytes other than zero padding follow the last container (a problem the caller reports). */
   readonly trailing?: { readonly offset: number; readonly size: number };
 }
 
+/** Whether [from, size) holds only zero bytes, read a page at a time. */
+function zerosToEnd(read: NvReadAt, from: number, size: number): boolean {
+  for (let at = from; at < size; at += 65536) {
+    const chunk = read(at, Math.min(65536, size - at));
+    if (chunk.length === 0 || chunk.some((b) => b !== 0)) return false;
+  }
+  return true;
+}
+
 /**
- * The containers back to back in `bytes` (a `.nv_fatbin` section, a `.fatbin` file): after each, zero bytes
- * up to the next multiple of 8 are padding, and so are zero bytes to the end. The first container must read; an error in a later one throws
- * too (a section is one linker's output: a broken container is damage, not data).
+ * The containers back to back in an input of `size` bytes (a `.nv_fatbin` section, a `.fatbin` file), headers
+ * only: after each, zero bytes up to the next multiple of 8 are padding, and so are zero bytes to the end.
+ * The first container must read; an error in a later one throws too (a section is one linker's output: a
+ * broken container is damage, not data).
  */
-export function parseNvFatbinContainers(bytes: Uint8Array): NvFatbinRun {
-  const containers: NvFatbinContainer[] = [];
+export function walkNvFatbinContainers(read: NvReadAt, size: number): NvFatbinRun<NvFatbinEntryHeader> {
+  const containers: NvFatbinContainer<NvFatbinEntryHeader>[] = [];
   let at = 0;
-  while (at < bytes.length) {
+  while (at < size) {
     if (containers.length > 0) {
-      let padded = at;
-      while (padded < bytes.length && padded % 8 !== 0 && bytes[padded] === 0) padded++;
-      let zeros = padded;
-      while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-      if (zeros === bytes.length) return { containers, end: bytes.length };
-      if (!isNvFatbin(bytes.subarray(padded, padded + 4))) {
-        return { containers, end: at, trailing: { offset: at, size: bytes.length - at } };
-      }
-      at = padded;
+      const padding = (8 - (at % 8)) % 8;
+      const gap = read(at, Math.min(padding + 4, size - at));
+      let next = at;
+      while (next - at < padding && next - at < gap.length && gap[next - at] === 0) next++;
+      if (zerosToEnd(read, next, size)) return { containers, end: size };
+      if (!isNvFatbin(gap.subarray(next - at, next - at + 4))) return { containers, end: at, trailing: { offset: at, size: size - at } };
+      at = next;
     }
-    const container = parseNvFatbinContainer(bytes, at);
+    const container = readNvFatbinContainerHeaders(read, size, at);
     containers.push(container);
     at += container.size;
   }
   return { containers, end: at };
+}
+
+/** `walkNvFatbinContainers` over bytes in memory, entries with their payloads. */
+export function parseNvFatbinContainers(bytes: Uint8Array): NvFatbinRun {
+  const run = walkNvFatbinContainers(bytesReader(bytes), bytes.length);
+  const containers = run.containers.map((c) => ({
+    ...c,
+    entries: c.entries.map((e) => ({ ...e, rawPayload: bytes.subarray(e.payloadOffset, e.payloadOffset + e.paddedSize) })),
+  }));
+  return { ...run, containers };
 }
 
 /**
@@ -299,6 +349,57 @@ export function writeNvFatbinContainer(entries: readonly NvFatbinEntry[], option
     at += entry.headerSize + entry.paddedSize;
   }
   return out;
+}
+
+/** What decoding an entry needs to know of it (a parsed entry, or the locator's `NvEntryInfo` with its payload offset). */
+export type NvEntrySizes = Pick<NvFatbinEntryHeader, "kind" | "compression" | "paddedSize" | "compressedSize" | "uncompressedSize" | "payloadOffset">;
+
+/** Decodes one zstd frame into at most `capacity` bytes (the project's codecs: src/compress/codecs.ts `Codecs`). */
+export type NvZstdDecoder = (frame: Uint8Array, capacity: number) => Uint8Array;
+
+/**
+ * The bytes of an entry as cuobjdump `-xelf` / `-xptx` writes them, from its stored payload (`rawPayload`, or
+ * the `payloadSize` bytes at `payloadOffset`): decompressed to exactly the stated uncompressed size (a
+ * shorter or longer result is an error, NV_DECODED_SIZE), a plain cubin with its padding, PTX up to its
+ * terminating NUL.
+ */
+export function decodeNvEntry(entry: NvEntrySizes, stored: Uint8Array, zstd?: NvZstdDecoder): Uint8Array {
+  const payloadSize = entry.compression === "none" ? entry.paddedSize : entry.compressedSize;
+  if (stored.length < payloadSize) {
+    throw new OffloadKitError("NV_TRUNCATED", `fatbin entry payload needs ${payloadSize} bytes, ${stored.length} given`, { offset: entry.payloadOffset, field: "payload" });
+  }
+  let bytes: Uint8Array;
+  if (entry.compression === "none") {
+    bytes = stored.subarray(0, entry.paddedSize);
+  } else {
+    const compressed = stored.subarray(0, entry.compressedSize);
+    // Neither format can expand further than this, so a larger stated size is damage, refused before
+    // anything is allocated: an LZ4 length byte adds at most 255 bytes of output, and a 4-byte zstd RLE
+    // block stands for at most 128 KiB.
+    const most = entry.compression === "lz4" ? 255 * compressed.length + 16 : 32768 * compressed.length + 65536;
+    if (entry.uncompressedSize > most) {
+      throw new OffloadKitError("NV_DECODED_SIZE", `fatbin entry states ${entry.uncompressedSize} uncompressed bytes, more than ${compressed.length} bytes of ${entry.compression} can hold`, { offset: entry.payloadOffset, field: "uncompressed size" });
+    }
+    if (entry.compression === "lz4") {
+      bytes = decodeLz4Block(compressed, entry.uncompressedSize);
+    } else {
+      if (zstd === undefined) throw new OffloadKitError("NV_NO_DECOMPRESSOR", "zstd-compressed fatbin entry; no zstd decoder given", { offset: entry.payloadOffset, field: "payload" });
+      try {
+        bytes = zstd(compressed, entry.uncompressedSize);
+      } catch (e) {
+        if (e instanceof OffloadKitError) throw e;
+        throw new OffloadKitError("NV_ZSTD", `zstd-compressed fatbin entry: ${(e as Error).message}`, { offset: entry.payloadOffset, field: "payload", cause: e });
+      }
+    }
+    if (bytes.length !== entry.uncompressedSize) {
+      throw new OffloadKitError("NV_DECODED_SIZE", `fatbin entry decodes to ${bytes.length} bytes, its header says ${entry.uncompressedSize}`, { offset: entry.payloadOffset, field: "uncompressed size" });
+    }
+  }
+  if (entry.kind === NV_KIND_PTX) {
+    const nul = bytes.indexOf(0);
+    if (nul >= 0) bytes = bytes.subarray(0, nul);
+  }
+  return bytes;
 }
 
 export interface NvWrapper {

@@ -50,6 +50,11 @@ export type CheckReason =
   | { readonly code: "any-features"; readonly features: readonly string[] }
   | { readonly code: "generic"; readonly family: string }
   | { readonly code: "spirv" }
+  /** NVIDIA: SASS for this GPU's major version at a minor no higher (`sass`), or PTX the driver JIT-compiles (`ptx-jit`). */
+  | { readonly code: "nv-sass"; readonly arch: string }
+  | { readonly code: "nv-ptx-jit"; readonly arch: string }
+  /** NVIDIA: the entry's arch does not run on the GPU (another major, a higher minor, an arch-specific or newer PTX). */
+  | { readonly code: "nv-arch-mismatch"; readonly arch: string; readonly gpu: string }
   /**
    * Unknown: the entry needs feature settings the GPU configuration does not state; `feature` and
    * `setting` name the first (the verdict's `needs` has them all).
@@ -150,8 +155,57 @@ function parseEntryId(id: string) {
   return old.targetId === id || old.targetId === "" ? info : old;
 }
 
+/** An NVIDIA fatbin entry's or cubin's ID (src/formats/nv-fatbin.ts `nvEntryArchName`): `sm_80`, `sm_90a`, `sm_100f`, `compute_90`. */
+const NV_ARCH_ID = /^(sm|compute)_(\d+)([af]?)$/;
+
+export function isNvArchId(id: string): boolean {
+  return NV_ARCH_ID.test(id);
+}
+
+/**
+ * Whether an NVIDIA GPU runs an entry of a fatbin or a cubin, by the CUDA driver's rules (CUDA C
+ * Programming Guide, "Binary Compatibility" and "Application Compatibility"; the arch-specific and
+ * family-specific suffixes from nvcc's `-arch` documentation):
+ * - SASS `sm_XY` runs on `sm_XZ` for Z >= Y (same major version, minor no higher);
+ * - `sm_XYa` (arch-specific) runs only on `sm_XY`; `sm_XYf` (family-specific) as `sm_XY` does, within the major version;
+ * - PTX `compute_XY` is JIT-compiled by the driver for any GPU of compute capability >= X.Y; `compute_XYa` only
+ *   for `sm_XY`, `compute_XYf` within the major version.
+ * Compute capabilities are the number's tens and ones (sm_86: 8.6; sm_100: 10.0, sm_121: 12.1).
+ */
+export function checkNvEntry(id: string, gpu: GpuConfig, options: { kind?: string } = {}): EntryVerdict {
+  const match = NV_ARCH_ID.exec(id)!;
+  if (options.kind !== undefined && options.kind !== "cuda") {
+    return notLoadable({ code: "kind-mismatch", codeObjectKind: "cuda", targetKind: options.kind });
+  }
+  const gpuMatch = NV_ARCH_ID.exec(gpu.processor);
+  if (gpu.vendor !== "nvidia" || gpuMatch === null) {
+    return notLoadable({ code: "not-a-gpu-entry", triple: NVIDIA_TRIPLE }, `NVIDIA ${match[1] === "sm" ? "SASS" : "PTX"} (${id}) does not run on an AMD GPU`);
+  }
+  const number = Number(match[2]);
+  const suffix = match[3]!;
+  const gpuNumber = Number(gpuMatch[2]);
+  const [major, minor] = [Math.floor(number / 10), number % 10];
+  const [gpuMajor, gpuMinor] = [Math.floor(gpuNumber / 10), gpuNumber % 10];
+  const gpuName = `sm_${gpuNumber}`;
+  const mismatch = (why: string) => notLoadable({ code: "nv-arch-mismatch", arch: id, gpu: gpuName }, why);
+  if (match[1] === "sm") {
+    if (suffix === "a") {
+      return number === gpuNumber ? loadable({ code: "nv-sass", arch: id }, `arch-specific SASS for ${gpuName}`)
+        : mismatch(`arch-specific SASS (${id}) runs only on sm_${number}`);
+    }
+    if (major !== gpuMajor) return mismatch(`SASS for ${id} runs only on compute capability ${major}.x GPUs, not ${gpuMajor}.${gpuMinor}`);
+    if (minor > gpuMinor) return mismatch(`SASS for ${id} needs compute capability ${major}.${minor} or a later ${major}.x, the GPU is ${gpuMajor}.${gpuMinor}`);
+    return loadable({ code: "nv-sass", arch: id }, number === gpuNumber ? `SASS built for ${gpuName}` : `SASS for ${id} runs on ${gpuName} (same major version, minor ${minor} <= ${gpuMinor})`);
+  }
+  if (suffix === "a" && number !== gpuNumber) return mismatch(`arch-specific PTX (${id}) is JIT-compiled only for sm_${number}`);
+  if (suffix === "f" && (major !== gpuMajor || minor > gpuMinor)) return mismatch(`family-specific PTX (${id}) is JIT-compiled only for ${major}.x GPUs of ${major}.${minor} or later`);
+  if (number > gpuNumber) return mismatch(`PTX for ${id} needs compute capability ${major}.${minor} or later, the GPU is ${gpuMajor}.${gpuMinor}`);
+  return loadable({ code: "nv-ptx-jit", arch: id }, `PTX for ${id}: the driver JIT-compiles it for ${gpuName} (no SASS needed)`);
+}
+
 /** Whether `gpu` can load the code object stored under bundle entry ID `id`, and why. */
 export function checkEntry(id: string, gpu: GpuConfig, options: { kind?: string } = {}): EntryVerdict {
+  if (NV_ARCH_ID.test(id)) return checkNvEntry(id, gpu, options);
   const info = parseEntryId(id);
   if (info.offloadKind === "host") return { verdict: "host", message: "host code (not device code)" };
   if (options.kind !== undefined) {

@@ -36,9 +36,12 @@ export interface FatBinaryOrigin {
 
 /** Whether `bundle` is a fat binary by the rule above. */
 export function isFatBinary(bundle: LocatedBundle): boolean {
+  // An NVIDIA container is one when the CUDA runtime registers it: a wrapper points at it (a container no
+  // wrapper points at is never loaded, `__nv_relfatbin` holds device-link inputs), or it is a `.fatbin` file.
+  if (bundle.format === "nv-fatbin") return bundle.section === undefined ? bundle.member === undefined : (bundle.nvFatbin?.wrappers ?? 0) > 0;
   if (bundle.section !== undefined) return bundle.section.startsWith(HIP_FATBIN_SECTION);
-  // A standalone code object is device code itself, not a fat binary a host program registers.
-  return bundle.member === undefined && bundle.format !== "object" && bundle.format !== "code-object";
+  // A standalone code object or cubin is device code itself, not a fat binary a host program registers.
+  return bundle.member === undefined && bundle.format !== "object" && bundle.format !== "code-object" && bundle.format !== "cubin";
 }
 
 /** Where the bundle's bytes start in the file: a compressed bundle's own offset, not its decompressed bundle's. */

@@ -7,7 +7,8 @@
  *
  * | container | how |
  * |---|---|
- * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*`, `.nv_fatbin`, `__nv_relfatbin` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). Nothing else in the file is searched: the toolchains put device code only in these sections, and other sections hold the magics as data (libamdhip64's `.rodata` has the string `__CLANG_OFFLOAD_BUNDLE__`, libLLVM's code the OffloadBinary magic), so an ELF file with a section table and none of these sections holds no device code. Only an ELF file without a section table, or whose section table cannot be read, is walked whole |
+ * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `.nv_fatbin` and `__nv_relfatbin` are read as NVIDIA fatbin containers back to back (src/formats/nv-fatbin.ts, one bundle of format `nv-fatbin` each, with the wrappers of `.nvFatBinSegment` counted: src/inspect/nv-wrappers.ts); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). Nothing else in the file is searched: the toolchains put device code only in these sections, and other sections hold the magics as data (libamdhip64's `.rodata` has the string `__CLANG_OFFLOAD_BUNDLE__`, libLLVM's code the OffloadBinary magic), so an ELF file with a section table and none of these sections holds no device code. Only an ELF file without a section table, or whose section table cannot be read, is walked whole |
+ * | standalone AMDGPU code object, CUDA cubin (EM_CUDA), `.fatbin` (magic 0xBA55ED50) | device code as it stands: one `code-object` or `cubin` bundle, or the fatbin's containers |
  * | archive (`!<arch>`) | each member in turn, by the same rules (nested archives up to 8 deep); thin archives' members live in other files and are not followed |
  * | anything else | walked whole, as one region |
  *
@@ -44,12 +45,15 @@ import {
 } from "../formats/ccob.js";
 import type { CcobMember } from "../formats/ccob.js";
 import { ELF_BUNDLE_SECTION_PREFIX, isElf, openElf, sectionNames, sectionRange } from "../formats/elf.js";
+import type { ElfFile, ElfSection } from "../formats/elf.js";
+import { isNvCubin, isNvFatbin, nvEntryDecodedSize, parseNvCubin, walkNvFatbinContainers } from "../formats/nv-fatbin.js";
 import { OFFLOAD_BINARY_MAGIC_BYTES, offloadKindText, readOffloadBinaries } from "../formats/offload-binary.js";
 import type { OffloadBinaries, OffloadImage } from "../formats/offload-binary.js";
 import { detectTextComment, readTextBundle } from "../formats/text-bundle.js";
+import { nvWrapperTargets } from "./nv-wrappers.js";
 import { salvageBinaryBundle } from "./salvage.js";
 import type {
-  CompressedAhead, CompressedBundleInfo, FoundBundle, FoundEntry, FoundOffloadBinaries, FoundOffloadImage, ScanOptions, ScanProblem,
+  CompressedAhead, CompressedBundleInfo, FoundBundle, FoundEntry, FoundOffloadBinaries, FoundOffloadImage, NvFatbinInfo, ScanOptions, ScanProblem,
 } from "./scan.js";
 
 /** A bundle found in a file, numbered in the order found (file order). */
@@ -124,8 +128,8 @@ const PREFETCH_MAX_COUNT = 16;
 const PREFETCH_MAX_BYTES = 64 * 1024 * 1024;
 /** How far the first looks for the next magic reach: one page, then sixteen, then window after window. */
 const SEARCH_STAGES = [4096, 64 * 1024];
-/** NVIDIA's fatbinary magic (0xBA55ED50, little-endian), which `.nv_fatbin` sections usually hold. */
-const NV_FATBIN_MAGIC = Uint8Array.of(0x50, 0xed, 0x55, 0xba);
+/** ELF sections that hold NVIDIA fatbin containers (src/formats/nv-fatbin.ts): read by their headers, not hopped through. */
+const NV_FATBIN_SECTIONS = new Set([".nv_fatbin", "__nv_relfatbin"]);
 
 export type MagicKind = "bundle" | "ccob" | "offload";
 /** The magics a region walk hops between, in the order a tie would be settled (none can tie: their first bytes differ). */
@@ -199,6 +203,15 @@ class Locator {
       this.codeObject(start, size, head, where);
       return "elf";
     }
+    if (isNvCubin(head)) {
+      this.cubin(start, size, head, where);
+      return "elf";
+    }
+    if (isNvFatbin(head)) {
+      this.searched.push(withWhere({ offset: start, size, how: "whole" as const }, where));
+      this.nvFatbin(start, size, where);
+      return "other";
+    }
     if (isElf(head, size) && this.elf(start, size, where, depth)) return "elf";
     this.searched.push(withWhere({ offset: start, size, how: "whole" as const }, where));
     this.region(start, start + size, { ...where, source: this.file, window: this.fileWindow, blobStart: true, depth });
@@ -270,6 +283,7 @@ class Locator {
     // No section table (a stripped-down ELF file): nothing says where device code is, so the file is walked whole.
     if (sections.length === 0) return false;
     const regions: { name: string; offset: number; size: number }[] = [];
+    const nvSections: { name: string; offset: number; size: number; section: ElfSection }[] = [];
     const objectEntries: FoundEntry[] = [];
     let objectSection: string | undefined;
     let found = false;
@@ -286,7 +300,10 @@ class Locator {
         continue;
       }
       const offset = start + range.offset;
-      if (isBundleSection) {
+      // A `.nv_fatbin` that does not start with NVIDIA's magic (a test's or another tool's) is hopped through as before.
+      if (NV_FATBIN_SECTIONS.has(name) && range.size >= 4 && isNvFatbin(readExact(this.file, offset, 4))) {
+        nvSections.push({ name, offset, size: range.size, section: sections[i]! });
+      } else if (isBundleSection) {
         objectSection ??= name;
         objectEntries.push({ id: name.substring(ELF_BUNDLE_SECTION_PREFIX.length), offset, size: range.size, align: alignmentOf(range.offset) });
       } else if (range.size > 0) {
@@ -306,25 +323,73 @@ class Locator {
     }
     for (const region of regions) {
       this.searched.push(withWhere({ offset: region.offset, size: region.size, how: "section" as const, section: region.name }, where));
-      const before = this.bundles.length + this.offloadBinaries.length;
       this.region(region.offset, region.offset + region.size, {
         ...where, section: region.name, source: this.file, window: this.fileWindow, blobStart: false, depth,
       });
-      if (this.bundles.length + this.offloadBinaries.length === before) this.noteForeign(region);
+    }
+    for (const nv of nvSections) {
+      this.searched.push(withWhere({ offset: nv.offset, size: nv.size, how: "section" as const, section: nv.name }, where));
+      // Wrappers point into `.nv_fatbin` only; `__nv_relfatbin` holds the device-link inputs of an -rdc link.
+      const wrapped = nv.name === ".nv_fatbin" ? this.nvWrapped(elf, names, nv.section, start) : undefined;
+      this.nvFatbin(nv.offset, nv.size, { ...where, section: nv.name }, wrapped);
     }
     return true;
   }
 
-  /** A fatbin section that held nothing we read: say what it is when we know (CUDA's own fatbinary). */
-  private noteForeign(region: { name: string; offset: number; size: number }): void {
-    const head = readExact(this.file, region.offset, Math.min(region.size, 4));
-    if (head.length === 4 && head.every((b, i) => b === NV_FATBIN_MAGIC[i])) {
-      this.problems.push({
-        offset: region.offset,
-        code: "NV_FATBIN",
-        message: `section ${region.name} holds a CUDA fatbinary (NVIDIA's format, magic 0xba55ed50), not an LLVM offload bundle; not read`,
-      });
+  /**
+   * The NVIDIA fatbin containers back to back in [start, start + size) of the file (a `.nv_fatbin` section, a
+   * `.fatbin` file): one bundle of format `nv-fatbin` per container, read by its headers alone (payloads are
+   * never read here); `wrapped`, when known, counts the wrappers pointing at each container's offset in the range.
+   */
+  private nvFatbin(start: number, size: number, where: Where, wrapped?: ReadonlyMap<number, number>): void {
+    const read = (position: number, length: number) => readExact(this.file, start + position, Math.max(0, Math.min(length, size - position)));
+    let run;
+    try {
+      run = walkNvFatbinContainers(read, size);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return;
     }
+    for (const container of run.containers) {
+      const entries: FoundEntry[] = container.entries.map((e) => ({ id: e.archName, offset: start + e.payloadOffset, size: e.payloadSize, align: alignmentOf(e.payloadOffset - container.offset) }));
+      const nvFatbin: NvFatbinInfo = {
+        version: container.version,
+        ...(wrapped !== undefined ? { wrappers: wrapped.get(container.offset) ?? 0 } : {}),
+        entries: container.entries.map((e) => ({
+          kind: e.kind, arch: e.arch, flags: e.flags, compression: e.compression,
+          headerOffset: start + e.offset, headerSize: e.headerSize, paddedSize: e.paddedSize,
+          compressedSize: e.compressedSize, uncompressedSize: e.uncompressedSize, decodedSize: nvEntryDecodedSize(e),
+          versionMajor: e.versionMajor, versionMinor: e.versionMinor, optionsOffset: e.optionsOffset,
+        })),
+      };
+      this.addBundle(withWhere({ format: "nv-fatbin" as const, offset: start + container.offset, size: container.size, entries, nvFatbin }, where), this.file);
+    }
+    if (run.trailing !== undefined) {
+      this.problems.push({ offset: start + run.trailing.offset, code: "NV_TRAILING", message: `${run.trailing.size} bytes after the last fatbin container are not a fatbin container` });
+    }
+  }
+
+  /** Wrapper counts by container offset in `section`; undefined when the wrapper table is absent or unreadable (a problem only if it fails to read). */
+  private nvWrapped(elf: ElfFile, names: readonly string[], section: ElfSection, start: number): ReadonlyMap<number, number> | undefined {
+    try {
+      return nvWrapperTargets(elf, names, section);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return undefined;
+    }
+  }
+
+  /** A standalone cubin (CUDA ELF, EM_CUDA): SASS for one sm_NN as it stands, like a standalone AMDGPU code object. */
+  private cubin(start: number, size: number, head: Uint8Array, where: Where): void {
+    let cubin;
+    try {
+      cubin = parseNvCubin(head);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return;
+    }
+    const align = alignmentOf(start);
+    this.addBundle(withWhere({ format: "cubin" as const, offset: start, size, align, entries: [{ id: `sm_${cubin.arch}`, offset: start, size, align }], cubin }, where), this.file);
   }
 
   private addBundle(found: Omit<LocatedBundle, "index">, contents: ByteSource): void {

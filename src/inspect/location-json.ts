@@ -6,9 +6,10 @@
  */
 import type { AmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import { byteStringToUnicode } from "../formats/bytes.js";
+import type { NvCubin } from "../formats/nv-fatbin.js";
 import { objdumpImageKindName, offloadKindText } from "../formats/offload-binary.js";
 import type { Location, SearchedRegion } from "./locate.js";
-import type { CompressedBundleInfo, FoundOffloadImage, ScanProblem } from "./scan.js";
+import type { CompressedBundleInfo, FoundOffloadImage, NvFatbinInfo, ScanProblem } from "./scan.js";
 
 export interface EntryJson {
   readonly id: string;
@@ -20,7 +21,7 @@ export interface EntryJson {
 
 export interface BundleJson {
   readonly index: number;
-  readonly format: "binary" | "text" | "object" | "code-object";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
   readonly offset: number;
   readonly size: number;
   readonly comment?: string;
@@ -30,6 +31,9 @@ export interface BundleJson {
   readonly member?: string;
   /** `code-object`: what its ELF header says. */
   readonly codeObject?: AmdgpuCodeObject;
+  /** `nv-fatbin`: the container's headers; `cubin`: its ELF header. */
+  readonly nvFatbin?: NvFatbinInfo;
+  readonly cubin?: NvCubin;
   readonly entries: readonly EntryJson[];
 }
 
@@ -81,6 +85,8 @@ export function locationJson(path: string, report: Location): LocationJson {
       ...(b.align !== undefined ? { align: b.align } : {}),
       ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
       ...(b.codeObject !== undefined ? { codeObject: b.codeObject } : {}),
+      ...(b.nvFatbin !== undefined ? { nvFatbin: b.nvFatbin } : {}),
+      ...(b.cubin !== undefined ? { cubin: b.cubin } : {}),
       ...where(b),
       entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
     })),

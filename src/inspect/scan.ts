@@ -13,6 +13,7 @@ import type { ByteSource } from "../engine/source.js";
 import { Window } from "../engine/window.js";
 import type { AmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import type { CcobMember } from "../formats/ccob.js";
+import type { NvCompression, NvCubin } from "../formats/nv-fatbin.js";
 import { OFFLOAD_BINARY_MAGIC_BYTES, readOffloadBinaries } from "../formats/offload-binary.js";
 import type { Decompressor } from "../formats/offload-binary.js";
 import { foundImages, locate } from "./locate.js";
@@ -30,9 +31,12 @@ export interface FoundEntry {
 export interface FoundBundle {
   /**
    * `object`: a fat object's entries, each an ELF section named `__CLANG_OFFLOAD_BUNDLE__<id>`;
-   * `code-object`: a standalone AMDGPU code object (src/formats/amdgpu-code-object.ts), one entry that is the whole file or member.
+   * `code-object`: a standalone AMDGPU code object (src/formats/amdgpu-code-object.ts), one entry that is the whole file or member;
+   * `nv-fatbin`: one NVIDIA fatbin container (src/formats/nv-fatbin.ts), its entries' IDs `sm_NN` / `compute_NN`, their
+   * offsets and sizes those of the payloads as stored (compressed or not; `nvFatbin` says how each decodes);
+   * `cubin`: a standalone CUDA ELF file (EM_CUDA), one entry `sm_NN` that is the whole file or member.
    */
-  readonly format: "binary" | "text" | "object" | "code-object";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
   /** Where the bundle starts in the file. */
   readonly offset: number;
   /** Bytes the bundle spans (header to last payload byte). */
@@ -49,6 +53,40 @@ export interface FoundBundle {
   readonly compressed?: CompressedBundleInfo;
   /** `code-object`: what its ELF header says (processor, features, code object version). */
   readonly codeObject?: AmdgpuCodeObject;
+  /** `nv-fatbin`: the container's version, its wrappers and each entry's header (parallel to `entries`). */
+  readonly nvFatbin?: NvFatbinInfo;
+  /** `cubin`: what its ELF header says. */
+  readonly cubin?: NvCubin;
+}
+
+/** What an NVIDIA fatbin container's headers say (src/formats/nv-fatbin.ts). */
+export interface NvFatbinInfo {
+  readonly version: number;
+  /**
+   * How many `__fatBinC_Wrapper_t` point at it (0: no wrapper does, the runtime never registers it);
+   * absent where no wrapper table was read (a standalone `.fatbin`, `__nv_relfatbin`, an ELF file without `.nvFatBinSegment`).
+   */
+  readonly wrappers?: number;
+  readonly entries: readonly NvEntryInfo[];
+}
+
+export interface NvEntryInfo {
+  /** 1 PTX, 2 ELF (SASS). */
+  readonly kind: number;
+  readonly arch: number;
+  readonly flags: number;
+  readonly compression: NvCompression;
+  /** Where the entry's header starts in the file, and its size. */
+  readonly headerOffset: number;
+  readonly headerSize: number;
+  readonly paddedSize: number;
+  readonly compressedSize: number;
+  readonly uncompressedSize: number;
+  /** Bytes it decodes to (what `extract` writes, before PTX loses its NUL): the uncompressed size, or the padded size of a plain entry. */
+  readonly decodedSize: number;
+  readonly versionMajor: number;
+  readonly versionMinor: number;
+  readonly optionsOffset: number;
 }
 
 export interface CompressedBundleInfo {

@@ -8,10 +8,12 @@
  * plain entry its size, an entry of a compressed bundle its share of the compressed bundle's size, in
  * proportion to its payload (zstd compresses the bundle as a whole, so a per-entry compressed size does not
  * exist; the shares of one compressed bundle add up to its size). Bundle headers and alignment padding are
- * counted only in the per-bundle view.
+ * counted only in the per-bundle view. NVIDIA fatbin entries are compressed one by one: `bytes` is what each
+ * decodes to (a plain cubin with its padding), `storedBytes` its stored payload.
  */
 import { hasHostKind, parseTarget } from "../bundler/targets.js";
 import { isKnownOffloadArch, parseOffloadTarget } from "../target-id/index.js";
+import { isNvArchId } from "./check.js";
 import { imageTargetId } from "./locate.js";
 import type { Location } from "./locate.js";
 
@@ -26,7 +28,7 @@ export interface SizeRow {
 
 export interface BundleSizeRow {
   readonly index: number;
-  readonly format: "binary" | "text" | "object" | "code-object";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
   readonly offset: number;
   readonly section?: string;
   readonly member?: string;
@@ -68,6 +70,8 @@ export interface SizesTotal {
  * host entries, else the triple's architecture (`amdgcn` for an entry without a processor).
  */
 export function processorOf(id: string): string {
+  // NVIDIA entries are named by their arch already (`sm_90a`, `compute_90`).
+  if (isNvArchId(id)) return id;
   const info = parseTarget(id);
   if (hasHostKind(info)) return "host";
   // 22's parser knows the newest processors and six-field IDs; 19's, the IDs 14 wrote (three-field
@@ -111,6 +115,16 @@ export function fileSizes(path: string, location: Location): FileSizes {
     const payload = bundle.entries.reduce((n, e) => n + e.size, 0);
     const c = bundle.compressed;
     if (c !== undefined) compressedInvolved = true;
+    const nv = bundle.nvFatbin;
+    if (nv !== undefined) {
+      // NVIDIA entries are compressed one by one: each states what it decodes to and takes what it stores.
+      bundle.entries.forEach((e, i) => {
+        const entry = nv.entries[i]!;
+        if (entry.compression !== "none") compressedInvolved = true;
+        items.push({ id: e.id, bytes: entry.decodedSize, stored: e.size });
+      });
+      continue;
+    }
     for (const e of bundle.entries) {
       // An entry's share of its compressed bundle: by payload, or evenly when every payload is empty.
       const share = c === undefined ? e.size : payload > 0 ? (c.size * e.size) / payload : c.size / bundle.entries.length;
@@ -150,7 +164,7 @@ export function fileSizes(path: string, location: Location): FileSizes {
       ...(b.section !== undefined ? { section: b.section } : {}),
       ...(b.member !== undefined ? { member: b.member } : {}),
       entries: b.entries.length,
-      bytes: b.entries.reduce((n, e) => n + e.size, 0),
+      bytes: b.nvFatbin !== undefined ? b.nvFatbin.entries.reduce((n, e) => n + e.decodedSize, 0) : b.entries.reduce((n, e) => n + e.size, 0),
       size: b.size,
       ...(b.compressed !== undefined ? { compressed: { offset: b.compressed.offset, size: b.compressed.size, method: b.compressed.method } } : {}),
     })),

@@ -173,7 +173,7 @@ function bundleHead(bundle: BundleJson): HTMLElement {
   const where = [bundle.section !== undefined ? `section ${bundle.section}` : "", bundle.member !== undefined ? `member ${bundle.member}` : ""].filter(Boolean).join(" of ");
   const bytes = bundle.entries.reduce((n, e) => n + e.size, 0);
   const head = element("summary", { className: "bundle-head", dataset: { bundle: bundle.index } },
-    `Bundle ${bundle.index}: ${bundle.format === "object" ? "fat object" : bundle.format === "code-object" ? "AMDGPU code object" : `${bundle.format} bundle`} `,
+    `Bundle ${bundle.index}: ${bundle.format === "object" ? "fat object" : bundle.format === "code-object" ? "AMDGPU code object" : bundle.format === "nv-fatbin" ? "NVIDIA fatbin container" : bundle.format === "cubin" ? "CUDA cubin" : `${bundle.format} bundle`} `,
     element("span", { className: "mono" }, `at ${hex(bundle.offset)}, ${formatCount(bundle.size)} bytes${bundle.align !== undefined ? `, align ${bundle.align}` : ""}, ${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}${where !== "" ? `, in ${where}` : ""}${c !== undefined ? "; offsets in its decompressed bytes" : ""}`),
     element("span", { className: "tag" }, formatBytes(bytes)),
   );

@@ -12,6 +12,7 @@
  * the other inputs go on and the exit status is 1. What could not be read inside an input that gave
  * outputs (a damaged bundle among good ones) is a warning.
  */
+import { isNvArchId } from "../../inspect/check.js";
 import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
 import { byteStringToUnicode, utf8ToByteString } from "../../formats/bytes.js";
 import { checkNameCollisions, normaliseBatchTargets } from "../../bundler/node/batch.js";
@@ -122,7 +123,7 @@ export const extract: Subcommand = {
     options: [
       PATHS_OPTION,
       { name: "out-dir", kind: "string", valueName: "dir", description: "Directory for the outputs (created if missing; default: .)", category },
-      { name: "targets", kind: "string", list: true, commaSeparated: true, description: "Only entries compatible with one of [<offload kind>-<target triple>,...], by the bundler's rules", category },
+      { name: "targets", kind: "string", list: true, commaSeparated: true, description: "Only entries compatible with one of [<offload kind>-<target triple>,...], by the bundler's rules; NVIDIA fatbin entries by arch (sm_80, compute_90)", category },
       { name: "hip-openmp-compatible", kind: "flag", description: "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa", category },
       {
         name: "image",
@@ -146,7 +147,9 @@ export const extract: Subcommand = {
     const json = flagValue(values, "json");
     return runGuardedAsync(io, name, async () => {
       // Both refuse before anything is written.
-      if (rawTargets.length > 0) normaliseBatchTargets(rawTargets);
+      // NVIDIA archs (`sm_80`, `compute_90`) name fatbin entries as they are; the rest are the bundler's targets.
+      const bundlerTargets = rawTargets.filter((t) => !isNvArchId(t));
+      if (bundlerTargets.length > 0) normaliseBatchTargets(bundlerTargets);
       // Files found in folders are named after their path below the folder (src/inspect/node/folders.ts).
       checkNameCollisions(files.filter((f) => !namedDirectory(f)));
       // A folder asked for that takes no files is one error now, not one per input; the current folder (the

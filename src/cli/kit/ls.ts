@@ -84,7 +84,28 @@ function bundleKind(bundle: LocatedBundle): string {
   if (bundle.format === "text") return `text bundle ('${bundle.comment}' markers)`;
   if (bundle.format === "object") return "fat object (__CLANG_OFFLOAD_BUNDLE__ sections)";
   if (bundle.format === "code-object") return codeObjectKind(bundle);
+  if (bundle.format === "cubin") return `CUDA cubin (EM_CUDA ELF, ABI version ${bundle.cubin!.abiVersion}, e_flags 0x${bundle.cubin!.flags.toString(16)})`;
   return "binary bundle";
+}
+
+/** `; registered by 1 wrapper` or `; no wrapper points at it (never registered)`, where the wrappers were read. */
+function wrapperText(wrappers: number | undefined): string {
+  if (wrappers === undefined) return "";
+  return wrappers === 0 ? "; no wrapper points at it (never registered)" : `; registered by ${wrappers} wrapper${wrappers === 1 ? "" : "s"}`;
+}
+
+/** An NVIDIA fatbin container: its entries as stored and as they decode (what `extract` writes). */
+function formatNvFatbin(path: string, bundle: LocatedBundle): string {
+  const info = bundle.nvFatbin!;
+  const count = `${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}`;
+  let out = `${path}: NVIDIA fatbin container v${info.version} at ${hex(bundle.offset)}, ${bundle.size} bytes, ${count}${whereText(bundle)}${wrapperText(info.wrappers)}\n`;
+  const rows = [["OFFSET", "STORED", "DECODED", "KIND", "COMPRESSION", "ID"]];
+  bundle.entries.forEach((e, i) => {
+    const entry = info.entries[i]!;
+    const kind = entry.kind === 1 ? "PTX" : entry.kind === 2 ? "ELF" : `kind ${entry.kind}`;
+    rows.push([hex(e.offset), String(e.size), String(entry.decodedSize), kind, entry.compression, e.id]);
+  });
+  return out + table(rows, [false, true, true, false, false, false]);
 }
 
 function formatOffload(path: string, run: LocatedOffloadBinaries): string {
@@ -107,6 +128,10 @@ function formatReport(path: string, report: Location): string {
   const offload = report.offloadBinaries;
   if (report.bundles.length === 0 && offload.length === 0) out += `${path}: no offload bundles found (${report.size} bytes)\n`;
   for (const bundle of report.bundles) {
+    if (bundle.format === "nv-fatbin") {
+      out += formatNvFatbin(path, bundle);
+      continue;
+    }
     const kind = bundleKind(bundle);
     const align = bundle.format === "binary" ? `, align ${bundle.align}` : "";
     const count = `${bundle.entries.length} entr${bundle.entries.length === 1 ? "y" : "ies"}`;

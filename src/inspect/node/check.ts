@@ -28,7 +28,7 @@ export type { WalkError } from "./folders.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
-  | "offload binary" | "embedded offload binaries" | "code object" | "none";
+  | "offload binary" | "embedded offload binaries" | "code object" | "nv fatbin" | "cubin" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */
@@ -110,6 +110,8 @@ function kindOf(location: Location): InputKind {
     if (bundle.format === "text") return "text bundle";
     if (bundle.format === "object") return "fat object";
     if (bundle.format === "code-object") return "code object";
+    if (bundle.format === "nv-fatbin") return "nv fatbin";
+    if (bundle.format === "cubin") return "cubin";
     return bundle.offset === 0 && bundle.section === undefined ? "bundle" : "embedded bundles";
   }
   if (run !== undefined) return run.offset === 0 && run.section === undefined ? "offload binary" : "embedded offload binaries";
@@ -171,7 +173,7 @@ export function entriesOf(location: Location, verdict: (id: string) => EntryVerd
 export function fatBinariesOf(location: Location, entries: readonly CheckedEntry[], source?: ByteSource): CheckedFatBinary[] {
   const bundles = location.bundles.filter(isFatBinary);
   if (bundles.length === 0) return [];
-  const named = source !== undefined && bundles.some((b) => b.section !== undefined && b.member === undefined);
+  const named = source !== undefined && bundles.some((b) => b.section !== undefined && b.member === undefined && b.format !== "nv-fatbin");
   const origins = named ? fatBinaryOrigins(source) : new Map<number, FatBinaryOrigin>();
   return bundles.map((bundle) => {
     const mine = entries.filter((e) => e.bundle === bundle.index);

@@ -8,7 +8,8 @@
  * Names, all in the output folder, never outside it:
  * - a bundle entry: `<file name>-<bundle index>-<entry ID>` (`:`, `/`, `\` and NUL in the ID become `_`;
  *   src/bundler/node/batch.ts `outputFileName`), the bundle index counting the file's bundles in file order;
- * - an offload image: clang-offload-packager's `<stem>-<triple>-<arch>.<n>.<ext>` (`n` the image's index).
+ * - an offload image: clang-offload-packager's `<stem>-<triple>-<arch>.<n>.<ext>` (`n` the image's index);
+ * - an NVIDIA fatbin entry or a cubin: cuobjdump's `<stem>.<n>.sm_<arch>.cubin` / `.ptx`, decoded (`Outputs.nvEntry`).
  * A name already given in the run (a repeated ID, or two inputs whose names meet) gets `.1`, `.2`, ...
  * appended, compared without case, so no two outputs share a name even on a case-insensitive file system.
  * `offload-kit extract DIR` names a file found in a folder after its path below it, flattened into one
@@ -23,12 +24,16 @@
  */
 import type { Hash } from "node:crypto";
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Engine } from "../../engine/engine.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { engine as defaultEngine } from "../../engine/select.js";
 import type { ByteSource } from "../../engine/source.js";
 import { byteStringToUnicode } from "../../formats/bytes.js";
+import { NV_KIND_ELF, decodeNvEntry } from "../../formats/nv-fatbin.js";
+import { nodeCodecs } from "../../compress/node/codecs.js";
+import { readExact } from "../../engine/source.js";
+import { isNvArchId } from "../check.js";
 import { imageTargetId, locate } from "../locate.js";
 import { holdsOffloadCode } from "./check.js";
 import type { LocatedBundle, LocatedOffloadBinaries } from "../locate.js";
@@ -134,10 +139,16 @@ interface Selection {
 function selection(options: ExtractAllOptions): Selection {
   const filters = options.imageFilters ?? [];
   if (options.targets === undefined || options.targets.length === 0) return { entry: () => true, bundles: filters.length === 0 };
-  const targets = normaliseBatchTargets(options.targets.map(byteStringToUnicode)).map(parseTarget);
+  // NVIDIA entries are named by arch (`sm_80`, `compute_90`) and selected by that name exactly; the other
+  // targets are the bundler's.
+  const raw = options.targets.map(byteStringToUnicode);
+  const nvArchs = raw.filter(isNvArchId);
+  const others = raw.filter((t) => !isNvArchId(t));
+  const targets = others.length > 0 ? normaliseBatchTargets(others).map(parseTarget) : [];
   const hipOpenmp = options.hipOpenmpCompatible ?? false;
   return {
     entry: (id) => {
+      if (isNvArchId(id)) return nvArchs.includes(id);
       const codeObject = parseTarget(id);
       return targets.some((target) => compatible(codeObject, target, hipOpenmp));
     },
@@ -203,6 +214,38 @@ class Outputs {
     });
   }
 
+  /**
+   * An NVIDIA fatbin entry or cubin, decoded (LZ4 or zstd) and named as cuobjdump `-xelf all` / `-xptx all`
+   * names it: `<stem>.<n>.sm_<arch>.cubin` / `.ptx`, `n` counting the input's cubins and PTX files apart from 1
+   * (a standalone cubin: `<stem>.sm_<arch>.cubin`), `stem` the input's name less its last extension.
+   */
+  nvEntry(bundle: LocatedBundle, index: number, contents: ByteSource): void {
+    const entry = bundle.entries[index]!;
+    const stem = nvStem(this.input);
+    if (bundle.format === "cubin") {
+      const path = this.generated(`${stem}.sm_${bundle.cubin!.arch}.cubin`);
+      this.list.push({ path, id: entry.id, offset: entry.offset, ...this.copy(path, contents, entry.offset, entry.size), bundle: bundle.index, file: this.input, ...where(bundle) });
+      return;
+    }
+    const info = bundle.nvFatbin!.entries[index]!;
+    const elf = info.kind === NV_KIND_ELF;
+    const n = elf ? ++this.nvCubins : ++this.nvPtx;
+    const path = this.generated(`${stem}.${n}.sm_${info.arch}.${elf ? "cubin" : "ptx"}`);
+    const payloadOffset = info.headerOffset + info.headerSize;
+    let bytes;
+    try {
+      bytes = decodeNvEntry({ ...info, payloadOffset }, readExact(contents, entry.offset, entry.size), (frame, capacity) => nodeCodecs.zstdDecompressFrame(frame, capacity));
+    } catch (e) {
+      if (e instanceof OffloadKitError) throw new OffloadKitError(e.code, `fatbin entry ${entry.id} at 0x${info.headerOffset.toString(16)}: ${e.message}`, { offset: e.offset, field: e.field });
+      throw e;
+    }
+    const written = this.write(path, (out) => out.write(bytes));
+    this.list.push({ path, id: entry.id, offset: info.compression === "none" ? entry.offset : null, ...written, bundle: bundle.index, file: this.input, ...where(bundle) });
+  }
+
+  private nvCubins = 0;
+  private nvPtx = 0;
+
   image(path: string, pending: PendingImage): void {
     const written = this.copy(path, pending.image.source, pending.image.imageOffset, pending.image.imageSize);
     this.list.push(imageOutput(this.input, path, pending, written));
@@ -222,6 +265,13 @@ class Outputs {
     for (const name of this.names) this.taken.delete(name.toLowerCase());
     removeDirectories(this.created ?? []);
   }
+}
+
+/** cuobjdump's stem for extracted files: the input's base name less its last extension (`libkernels.so` → `libkernels`). */
+function nvStem(input: string): string {
+  const name = basename(input);
+  const dot = name.lastIndexOf(".");
+  return dot > 0 ? name.substring(0, dot) : name;
 }
 
 function where(found: { readonly section?: string; readonly member?: string }): { section?: string; member?: string } {
@@ -291,10 +341,12 @@ export function extractSource(source: ByteSource, input: string, options: Extrac
       prefetchCompressed: ccob.prefetch,
       decompressOffload: codecDecompressor(),
       onBundle: (bundle, contents) => {
-        for (const entry of bundle.entries) {
+        bundle.entries.forEach((entry, i) => {
           ids.add(entry.id);
-          if (select.bundles && select.entry(entry.id)) outputs.entry(bundle, entry, contents);
-        }
+          if (!select.bundles || !select.entry(entry.id)) return;
+          if (bundle.format === "nv-fatbin" || bundle.format === "cubin") outputs.nvEntry(bundle, i, contents);
+          else outputs.entry(bundle, entry, contents);
+        });
       },
       onOffloadBinaries: (run, raw) => {
         run.images.forEach((image, i) => {
