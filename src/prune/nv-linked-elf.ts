@@ -7,7 +7,8 @@
  * `fatbinData` symbols with its container, and shrinks the section. Containers no wrapper points at are
  * pruned the same way.
  *
- * Which entries stay (the CUDA driver's rules for what a GPU of compute capability X.y loads):
+ * Which entries stay (the CUDA driver's rules for what a GPU of compute capability X.y loads, as
+ * `check --gpu` applies them: src/inspect/check.ts `checkNvEntry`):
  * - SASS `sm_NN` runs on a GPU of the same major version and a minor at least NN's (sm_80 on sm_86);
  *   `sm_NNa` (arch-specific) only on sm_NN itself; `sm_NNf` (family) like plain.
  * - PTX `compute_NN` is JIT-compiled by the driver for any GPU at NN or above (`a`: NN only; `f`: same major).
@@ -37,39 +38,8 @@ import type { PruneContext } from "./outcome.js";
 import { planOf } from "./plan.js";
 import type { OutputPlan, Piece } from "./plan.js";
 import { selectionText } from "./select.js";
-import type { Selection } from "./select.js";
-
-interface NvArch {
-  readonly number: number;
-  /** `a` arch-specific, `f` family-specific, `` plain. */
-  readonly variant: "" | "a" | "f";
-}
-
-function parseNvArch(text: string): NvArch | undefined {
-  const match = /^(?:sm|compute)_(\d+)([af]?)$/.exec(text);
-  return match === null ? undefined : { number: Number(match[1]), variant: match[2] as NvArch["variant"] };
-}
-
-const major = (arch: number): number => Math.floor(arch / 10);
-
-/** Whether a GPU of `gpu` would load the entry (run its SASS, or JIT its PTX). */
-export function nvLoads(entryKind: number, entryArch: NvArch, gpu: number): boolean {
-  if (entryArch.variant === "a") return entryArch.number === gpu;
-  if (entryKind === NV_KIND_PTX && entryArch.variant === "") return entryArch.number <= gpu;
-  return major(entryArch.number) === major(gpu) && entryArch.number <= gpu;
-}
-
-/** The sm_NN numbers of the listed GPUs (as given), AMD ones left out. */
-function nvGpus(selection: Selection): { text: string; arch: number }[] {
-  const out: { text: string; arch: number }[] = [];
-  for (const choice of selection.gpus) {
-    for (const device of choice.devices) {
-      const arch = device.vendor === "nvidia" ? parseNvArch(device.processor) : undefined;
-      if (arch !== undefined) out.push({ text: choice.text, arch: arch.number });
-    }
-  }
-  return out;
-}
+import type { GpuChoice, Selection } from "./select.js";
+import { checkNvEntry, isNvArchId } from "../inspect/check.js";
 
 export interface NvDecision {
   readonly keep: boolean;
@@ -78,9 +48,10 @@ export interface NvDecision {
 
 /** The rule of the module comment for one entry. */
 export function decideNvEntry(selection: Selection, entry: Pick<NvFatbinEntry, "kind" | "archName">, dropPtx: boolean): NvDecision {
-  const arch = parseNvArch(entry.archName);
   const ptx = entry.kind === NV_KIND_PTX;
-  const matched = arch === undefined ? [] : [...new Set(nvGpus(selection).filter((g) => nvLoads(entry.kind, arch, g.arch)).map((g) => g.text))];
+  // check --gpu's rule (src/inspect/check.ts checkNvEntry), so prune keeps exactly what check calls loadable.
+  const loads = (choice: GpuChoice) => isNvArchId(entry.archName) && choice.devices.some((device) => checkNvEntry(entry.archName, device).verdict === "loadable");
+  const matched = selection.gpus.filter(loads).map((choice) => choice.text);
   if (selection.mode === "keep") return { keep: matched.length > 0 && !(ptx && dropPtx), matched };
   if (ptx) return { keep: !(dropPtx && matched.length > 0), matched };
   return { keep: matched.length === 0, matched };

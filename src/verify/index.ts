@@ -19,7 +19,7 @@ import { ET_DYN, ET_EXEC, checkElfLoad } from "./elf-load.js";
 import { checkFatBinaries } from "./fat-binaries.js";
 import type { CheckedFatBinary } from "./fat-binaries.js";
 import { hex, newFindings } from "./findings.js";
-import { checkNvFatBinaries, nvObjectEntries } from "./nv-fat-binaries.js";
+import { checkNvFatBinaries } from "./nv-fat-binaries.js";
 import type { Finding } from "./findings.js";
 
 export { checkElfLoad } from "./elf-load.js";
@@ -71,12 +71,9 @@ export function verifySource(source: ByteSource, options: VerifyOptions = {}): V
     if (FOREIGN.has(p.code)) continue;
     findings.push({ code: p.code, message: p.message, offset: p.offset, field: "bundle", subject: `container ${p.code}` });
   }
-  const nv = nvObjectEntries(source);
-  findings.push(...nv.findings);
   const entries = [
     ...location.bundles.flatMap((b) => b.entries.map((e) => e.id)),
     ...location.offloadBinaries.flatMap((run) => run.images.map((image) => imageTargetId(image))),
-    ...nv.entries,
   ];
   const all = options.expected?.all;
   if (all !== undefined && sortedText(all) !== sortedText(entries)) {

@@ -19,15 +19,12 @@
  * src/elf-edit/ (the editor), which it checks. Containers are numbered in address order, as prune's
  * outcomes number them (`fat binary N`).
  */
-import { readExact, sliceSource } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { isArchive, readArchive } from "../formats/archive.js";
+import { readExact } from "../engine/source.js";
 import { NV_WRAPPER_MAGIC, NV_WRAPPER_SIZE, parseNvFatbinContainers } from "../formats/nv-fatbin.js";
-import { checkElfLoad, fileOffsetAt, forEachRelocation } from "./elf-load.js";
+import { fileOffsetAt, forEachRelocation } from "./elf-load.js";
 import type { LoadView, Section } from "./elf-load.js";
 import type { CheckedFatBinary, FatBinaryCheck, FatBinaryCheckOptions } from "./fat-binaries.js";
 import { Findings, hex } from "./findings.js";
-import type { Finding } from "./findings.js";
 
 const DATA = 8;
 const ET_DYN = 3;
@@ -145,38 +142,3 @@ export function checkNvFatBinaries(view: LoadView, options: Pick<FatBinaryCheckO
   return { wrappers: count, fatBinaries, findings: out.done() };
 }
 
-/**
- * The NVIDIA entries (`sm_90`, `compute_90`) of `.nv_fatbin` in a relocatable object, or in each ELF member of an
- * archive, for the "holds exactly the planned entries" check of objects and archives; a section that does not
- * read as containers end to end is a finding.
- */
-export function nvObjectEntries(source: ByteSource): { entries: string[]; findings: Finding[] } {
-  const out = new Findings();
-  const entries: string[] = [];
-  const visit = (file: ByteSource, where: string) => {
-    const elf = checkElfLoad(file);
-    if (elf.kind !== "checked") return;
-    const fatbin = section(elf.view, ".nv_fatbin");
-    if (fatbin === undefined || fatbin.offset + fatbin.size > file.size) return;
-    try {
-      const run = parseNvFatbinContainers(readExact(file, fatbin.offset, fatbin.size));
-      if (run.trailing !== undefined) out.add("BAD_NV_FATBIN", `${where}.nv_fatbin`, "contents", fatbin.offset + run.trailing.offset, `${where}.nv_fatbin holds ${run.trailing.size} bytes after its last container`);
-      for (const c of run.containers) entries.push(...c.entries.map((e) => e.archName));
-    } catch (e) {
-      out.add("BAD_NV_FATBIN", `${where}.nv_fatbin`, "contents", fatbin.offset + ((e as { offset?: number }).offset ?? 0), `${where}.nv_fatbin: ${(e as Error).message}`);
-    }
-  };
-  const head = readExact(source, 0, Math.min(source.size, 8));
-  if (isArchive(head)) {
-    let index;
-    try {
-      index = readArchive(source);
-    } catch {
-      return { entries, findings: [] }; // The locator reports a damaged archive.
-    }
-    for (const member of index.members) if (!member.thin) visit(sliceSource(source, member.dataOffset, member.size), `member ${member.name}: `);
-  } else {
-    visit(source, "");
-  }
-  return { entries, findings: out.done() };
-}
