@@ -73,7 +73,8 @@ export interface FatbinBundle {
   readonly fileOffset: number;
   /** Bytes it uses (the bundle header's extent, or the CCOB's total size). */
   readonly size: number;
-  readonly format: "bundle" | "ccob";
+  /** `nv`: an NVIDIA fatbin container (./nv-fatbin.ts). */
+  readonly format: "bundle" | "ccob" | "nv";
   /** Its bytes, as a source over the input. */
   readonly source: ByteSource;
 }
@@ -87,6 +88,11 @@ export interface HipFatbinLayout {
   readonly sites: readonly PointerSite[];
   /** The alignment bundles are packed at: the section's sh_addralign (4096 for HIP). */
   readonly align: number;
+  /**
+   * What a replacement must start as, when not a clang-offload-bundle or CCOB (NVIDIA's containers), and its
+   * name for messages.
+   */
+  readonly replacementKind?: { readonly name: string; readonly matches: (head: Uint8Array) => boolean };
 }
 
 function viewOf(bytes: Uint8Array): DataView {
@@ -140,7 +146,6 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
       ".hip_fatbin",
     );
   }
-  const segmentBytes = sectionBytes(elf, segment);
   if (segment.size % WRAPPER_SIZE !== 0) {
     throw elfEditError(
       "BAD_HIP_WRAPPER",
@@ -149,113 +154,8 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
       ".hipFatBinSegment",
     );
   }
-  const aarch64 = elf.machine === EM_AARCH64;
-  const relative = aarch64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE;
-  const abs64 = aarch64 ? R_AARCH64_ABS64 : R_X86_64_64;
+  const { wrappers, sites } = readWrapperPointers(elf, fatbin, segment, HIP_WRAPPERS);
   const fatbinEnd = fatbin.addr + fatbin.size;
-  const inFatbin = (address: number): boolean => address >= fatbin.addr && address < fatbinEnd;
-  const segmentEnd = segment.addr + segment.size;
-
-  const sites: PointerSite[] = [];
-  /** Wrapper `binary` field address -> how it is relocated. */
-  const fieldRelocs = new Map<number, PointerSite | "relr" | "rel">();
-  const symbolTables = new Map<number, DataView>();
-  const symbolValue = (table: SectionHeader, index: number): number => {
-    let view = symbolTables.get(table.index);
-    if (view === undefined) {
-      view = viewOf(sectionBytes(elf, table));
-      symbolTables.set(table.index, view);
-    }
-    return u64(view, index * SYM_SIZE + 8, table.offset);
-  };
-
-  for (const section of elf.sections) {
-    if ((section.flags & SHF_ALLOC) === 0) continue;
-    if (section.type === SHT_RELA) {
-      const view = viewOf(sectionBytes(elf, section));
-      const symtab = elf.sections[section.link];
-      for (let at = 0; at + RELA_SIZE <= section.size; at += RELA_SIZE) {
-        const where = u64(view, at, section.offset);
-        const type = view.getUint32(at + 8, true);
-        const sym = view.getUint32(at + 12, true);
-        const addend = Number(view.getBigInt64(at + 16, true));
-        let base: number;
-        if (type === relative) base = 0;
-        else if (type === abs64 && symtab !== undefined && sym !== 0) base = symbolValue(symtab, sym);
-        else continue;
-        const target = base + addend;
-        const isField = where >= segment.addr && where < segmentEnd && (where - segment.addr) % WRAPPER_SIZE === WRAPPER_BINARY;
-        if (!isField && !inFatbin(target)) continue;
-        const site: PointerSite = { kind: "addend", fileOffset: section.offset + at + 16, base, target, what: `${section.name} entry ${at / RELA_SIZE} (r_offset ${hex(where)})` };
-        if (isField) fieldRelocs.set(where, site);
-        else sites.push(site);
-      }
-    } else if (section.type === SHT_RELR) {
-      for (const where of relrAddresses(sectionBytes(elf, section))) fieldRelocs.set(where, "relr");
-    } else if (section.type === SHT_REL) {
-      const view = viewOf(sectionBytes(elf, section));
-      for (let at = 0; at + REL_SIZE <= section.size; at += REL_SIZE) fieldRelocs.set(u64(view, at, section.offset), "rel");
-    }
-  }
-
-  const wrappers: { address: number; target: number }[] = [];
-  const segmentView = viewOf(segmentBytes);
-  for (let at = 0; at < segment.size; at += WRAPPER_SIZE) {
-    const address = segment.addr + at;
-    const magic = segmentView.getUint32(at, true);
-    const version = segmentView.getUint32(at + 4, true);
-    if (magic !== HIP_FATBIN_MAGIC || version !== 1) {
-      throw elfEditError(
-        "BAD_HIP_WRAPPER",
-        `__hip_fatbin_wrapper ${at / WRAPPER_SIZE} at ${hex(address)} (file offset ${hex(segment.offset + at)}) has magic ${hex(magic)} version ${version}, not HIPF (0x48495046) version 1`,
-        segment.offset + at,
-        "magic",
-      );
-    }
-    const fieldAddress = address + WRAPPER_BINARY;
-    const fieldOffset = segment.offset + at + WRAPPER_BINARY;
-    const stored = u64(segmentView, at + WRAPPER_BINARY, segment.offset);
-    const reloc = fieldRelocs.get(fieldAddress);
-    let target: number;
-    if (reloc !== undefined && typeof reloc === "object") {
-      target = reloc.target;
-      sites.push({ ...reloc, what: `__hip_fatbin_wrapper ${at / WRAPPER_SIZE} via ${reloc.what}` });
-      // Linkers that also apply the relocation statically (lld -z apply-dynamic-relocs, GNU ld) leave the address in the field too.
-      if (stored === target) sites.push({ kind: "in-place", fileOffset: fieldOffset, base: 0, target, what: `__hip_fatbin_wrapper ${at / WRAPPER_SIZE} (stored copy)` });
-    } else {
-      if (reloc === undefined && elf.type === ET_DYN && stored === 0) {
-        throw elfEditError(
-          "BAD_HIP_WRAPPER",
-          `__hip_fatbin_wrapper ${at / WRAPPER_SIZE} at ${hex(address)}: its binary field holds 0 and no relocation sets it`,
-          fieldOffset,
-          "binary",
-        );
-      }
-      target = stored;
-      sites.push({ kind: "in-place", fileOffset: fieldOffset, base: 0, target, what: `__hip_fatbin_wrapper ${at / WRAPPER_SIZE} (${reloc ?? "absolute"})` });
-    }
-    if (!inFatbin(target)) {
-      throw elfEditError(
-        "WRAPPER_TARGET_NOT_A_BUNDLE",
-        `__hip_fatbin_wrapper ${at / WRAPPER_SIZE} at ${hex(address)} (file offset ${hex(fieldOffset)}) points to ${hex(target)}, outside .hip_fatbin [${hex(fatbin.addr)}, ${hex(fatbinEnd)})`,
-        fieldOffset,
-        "binary",
-      );
-    }
-    wrappers.push({ address, target });
-  }
-
-  // Symbols defined at a bundle's start (the linker's __hip_fatbin, RDC's per-file names) follow it.
-  for (const table of elf.sections) {
-    if (table.type !== SHT_SYMTAB && table.type !== SHT_DYNSYM) continue;
-    const view = viewOf(sectionBytes(elf, table));
-    for (let at = SYM_SIZE; at + SYM_SIZE <= table.size; at += SYM_SIZE) {
-      if (view.getUint16(at + 6, true) !== fatbin.index) continue;
-      const value = u64(view, at + 8, table.offset);
-      sites.push({ kind: "symbol", fileOffset: table.offset + at + 8, base: 0, target: value, what: `${table.name} symbol ${at / SYM_SIZE}` });
-    }
-  }
-
   const starts = [...new Set(wrappers.map((w) => w.target))].sort((a, b) => a - b);
   const bundles: FatbinBundle[] = starts.map((address, index) => {
     const fileOffset = fileOffsetOf(elf, address, 4) ?? fatbin.offset + (address - fatbin.addr);
@@ -321,4 +221,134 @@ export function readHipFatbinLayout(elf: LinkedElf): HipFatbinLayout {
     );
   }
   return { elf, fatbin, segment, wrappers, bundles, sites, align };
+}
+
+/** What tells one kind of wrapper struct from another (HIP's, CUDA's `__fatBinC_Wrapper_t`). */
+export interface WrapperKind {
+  /** The struct's name in messages. */
+  readonly wrapper: string;
+  readonly magic: number;
+  readonly magicText: string;
+  readonly versions: readonly number[];
+  readonly badWrapperCode: string;
+}
+
+const HIP_WRAPPERS: WrapperKind = { wrapper: "__hip_fatbin_wrapper", magic: HIP_FATBIN_MAGIC, magicText: "HIPF (0x48495046)", versions: [1], badWrapperCode: "BAD_HIP_WRAPPER" };
+
+/**
+ * The wrappers of `segment` (24-byte structs: magic, version, pointer at byte 8, one more word) and every
+ * place in the file that holds a pointer into `fatbin`: each wrapper's relocation or stored value, other
+ * relocations that land in `fatbin`, and symbols defined in it. HIP's and CUDA's wrappers share this shape
+ * (clang CGCUDANV.cpp emits both), so one reader serves `.hip_fatbin` and `.nv_fatbin` (./nv-fatbin.ts).
+ */
+export function readWrapperPointers(elf: LinkedElf, fatbin: SectionHeader, segment: SectionHeader, kind: WrapperKind): { wrappers: { address: number; target: number }[]; sites: PointerSite[] } {
+  const segmentBytes = sectionBytes(elf, segment);
+  const aarch64 = elf.machine === EM_AARCH64;
+  const relative = aarch64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE;
+  const abs64 = aarch64 ? R_AARCH64_ABS64 : R_X86_64_64;
+  const fatbinEnd = fatbin.addr + fatbin.size;
+  const inFatbin = (address: number): boolean => address >= fatbin.addr && address < fatbinEnd;
+  const segmentEnd = segment.addr + segment.size;
+
+  const sites: PointerSite[] = [];
+  /** Wrapper `binary` field address -> how it is relocated. */
+  const fieldRelocs = new Map<number, PointerSite | "relr" | "rel">();
+  const symbolTables = new Map<number, DataView>();
+  const symbolValue = (table: SectionHeader, index: number): number => {
+    let view = symbolTables.get(table.index);
+    if (view === undefined) {
+      view = viewOf(sectionBytes(elf, table));
+      symbolTables.set(table.index, view);
+    }
+    return u64(view, index * SYM_SIZE + 8, table.offset);
+  };
+
+  for (const section of elf.sections) {
+    if ((section.flags & SHF_ALLOC) === 0) continue;
+    if (section.type === SHT_RELA) {
+      const view = viewOf(sectionBytes(elf, section));
+      const symtab = elf.sections[section.link];
+      for (let at = 0; at + RELA_SIZE <= section.size; at += RELA_SIZE) {
+        const where = u64(view, at, section.offset);
+        const type = view.getUint32(at + 8, true);
+        const sym = view.getUint32(at + 12, true);
+        const addend = Number(view.getBigInt64(at + 16, true));
+        let base: number;
+        if (type === relative) base = 0;
+        else if (type === abs64 && symtab !== undefined && sym !== 0) base = symbolValue(symtab, sym);
+        else continue;
+        const target = base + addend;
+        const isField = where >= segment.addr && where < segmentEnd && (where - segment.addr) % WRAPPER_SIZE === WRAPPER_BINARY;
+        if (!isField && !inFatbin(target)) continue;
+        const site: PointerSite = { kind: "addend", fileOffset: section.offset + at + 16, base, target, what: `${section.name} entry ${at / RELA_SIZE} (r_offset ${hex(where)})` };
+        if (isField) fieldRelocs.set(where, site);
+        else sites.push(site);
+      }
+    } else if (section.type === SHT_RELR) {
+      for (const where of relrAddresses(sectionBytes(elf, section))) fieldRelocs.set(where, "relr");
+    } else if (section.type === SHT_REL) {
+      const view = viewOf(sectionBytes(elf, section));
+      for (let at = 0; at + REL_SIZE <= section.size; at += REL_SIZE) fieldRelocs.set(u64(view, at, section.offset), "rel");
+    }
+  }
+
+  const wrappers: { address: number; target: number }[] = [];
+  const segmentView = viewOf(segmentBytes);
+  for (let at = 0; at < segment.size; at += WRAPPER_SIZE) {
+    const address = segment.addr + at;
+    const magic = segmentView.getUint32(at, true);
+    const version = segmentView.getUint32(at + 4, true);
+    if (magic !== kind.magic || !kind.versions.includes(version)) {
+      throw elfEditError(
+        kind.badWrapperCode,
+        `${kind.wrapper} ${at / WRAPPER_SIZE} at ${hex(address)} (file offset ${hex(segment.offset + at)}) has magic ${hex(magic)} version ${version}, not ${kind.magicText} version ${kind.versions.join(" or ")}`,
+        segment.offset + at,
+        "magic",
+      );
+    }
+    const fieldAddress = address + WRAPPER_BINARY;
+    const fieldOffset = segment.offset + at + WRAPPER_BINARY;
+    const stored = u64(segmentView, at + WRAPPER_BINARY, segment.offset);
+    const reloc = fieldRelocs.get(fieldAddress);
+    let target: number;
+    if (reloc !== undefined && typeof reloc === "object") {
+      target = reloc.target;
+      sites.push({ ...reloc, what: `${kind.wrapper} ${at / WRAPPER_SIZE} via ${reloc.what}` });
+      // Linkers that also apply the relocation statically (lld -z apply-dynamic-relocs, GNU ld) leave the address in the field too.
+      if (stored === target) sites.push({ kind: "in-place", fileOffset: fieldOffset, base: 0, target, what: `${kind.wrapper} ${at / WRAPPER_SIZE} (stored copy)` });
+    } else {
+      if (reloc === undefined && elf.type === ET_DYN && stored === 0) {
+        throw elfEditError(
+          kind.badWrapperCode,
+          `${kind.wrapper} ${at / WRAPPER_SIZE} at ${hex(address)}: its binary field holds 0 and no relocation sets it`,
+          fieldOffset,
+          "binary",
+        );
+      }
+      target = stored;
+      sites.push({ kind: "in-place", fileOffset: fieldOffset, base: 0, target, what: `${kind.wrapper} ${at / WRAPPER_SIZE} (${reloc ?? "absolute"})` });
+    }
+    if (!inFatbin(target)) {
+      throw elfEditError(
+        "WRAPPER_TARGET_NOT_A_BUNDLE",
+        `${kind.wrapper} ${at / WRAPPER_SIZE} at ${hex(address)} (file offset ${hex(fieldOffset)}) points to ${hex(target)}, outside ${fatbin.name} [${hex(fatbin.addr)}, ${hex(fatbinEnd)})`,
+        fieldOffset,
+        "binary",
+      );
+    }
+    wrappers.push({ address, target });
+  }
+
+  // Symbols defined at a bundle's start (the linker's __hip_fatbin, RDC's per-file names, nvcc's fatbinData) follow it.
+  for (const table of elf.sections) {
+    if (table.type !== SHT_SYMTAB && table.type !== SHT_DYNSYM) continue;
+    const view = viewOf(sectionBytes(elf, table));
+    for (let at = SYM_SIZE; at + SYM_SIZE <= table.size; at += SYM_SIZE) {
+      if (view.getUint16(at + 6, true) !== fatbin.index) continue;
+      const value = u64(view, at + 8, table.offset);
+      sites.push({ kind: "symbol", fileOffset: table.offset + at + 8, base: 0, target: value, what: `${table.name} symbol ${at / SYM_SIZE}` });
+    }
+  }
+
+  return { wrappers, sites };
 }

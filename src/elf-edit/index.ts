@@ -9,3 +9,5 @@ export type { FatbinBundle, HipFatbinLayout, PointerSite } from "./hip-fatbin.js
 export { outputPieces, planHipFatbinRewrite, planHipFatbinRewriteOf, rewriteHipFatbin, writeRewrite } from "./rewrite.js";
 export type { BundleMove, ByteSink, OutputPiece, PlanPiece, RewriteOptions, RewritePlan } from "./rewrite.js";
 export { concatSources, keepBundleEntries, rebundleEntries } from "./compose.js";
+export { NV_FATBIN_SECTION, NV_FATBIN_SEGMENT_SECTION, hasNvFatbin, readNvFatbinLayout } from "./nv-fatbin.js";
+export type { NvFatbinLayout } from "./nv-fatbin.js";

@@ -34,6 +34,9 @@ import { sectionBytes } from "./elf64.js";
 import { readHipFatbinLayout } from "./hip-fatbin.js";
 import type { FatbinBundle, HipFatbinLayout } from "./hip-fatbin.js";
 
+const SHF_EXECINSTR = 0x4;
+const PF_X = 1;
+
 /** Zeros a relocated .hip_fatbin may be preceded by so its segment keeps the first segment's displacement. */
 const MAX_ALIGNING_PADDING = 1 << 20;
 const MAX_PAGE = 1 << 24;
@@ -99,8 +102,13 @@ function u64Bytes(value: number, signed = false): Uint8Array {
   return out;
 }
 
-function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
+function checkReplacement(layout: HipFatbinLayout, bundle: FatbinBundle, replacement: ByteSource): void {
   const head = readExact(replacement, 0, Math.min(replacement.size, BUNDLE_MAGIC_BYTES.length));
+  const kind = layout.replacementKind;
+  if (kind !== undefined) {
+    if (kind.matches(head)) return;
+    throw new OffloadKitError("REPLACEMENT_NOT_A_BUNDLE", `the replacement for fat binary ${bundle.index} (at ${hex(bundle.address)}) is not ${kind.name}`, { field: "bundles" });
+  }
   const isBundle = head.length === BUNDLE_MAGIC_BYTES.length && head.every((b, i) => b === BUNDLE_MAGIC_BYTES[i]);
   if (!isBundle && !isCompressedBundle(head)) {
     throw new OffloadKitError(
@@ -258,7 +266,7 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
   let cursor = 0;
   for (const bundle of layout.bundles) {
     const replacement = options.bundles?.(bundle);
-    if (replacement !== undefined) checkReplacement(bundle, replacement);
+    if (replacement !== undefined) checkReplacement(layout, bundle, replacement);
     const content = replacement ?? bundle.source;
     cursor = alignTo(cursor, align);
     relative.push(cursor);
@@ -433,8 +441,12 @@ export function planHipFatbinRewrite(layout: HipFatbinLayout, options: RewriteOp
       if (i !== segIndex && p.offset >= holeEnd && !(p.type === PT_NULL) && !carried?.headers.includes(i)) p.offset -= shift;
     }
     if (split) {
+      // An old single "R E" text segment (GNU ld without -z separate-code: libcurand) leaves a tail of
+      // .eh_frame and the like: it stays executable only if it holds code (eu-elflint flags one that does not).
+      const tailHasCode = elf.sections.some((s) => (s.flags & SHF_EXECINSTR) !== 0 && s.type !== SHT_NOBITS && s.offset + s.size > tailStart && s.offset < segFileEnd);
       const tail: ProgramHeader = {
         ...seg,
+        flags: tailHasCode || part1Empty ? seg.flags : seg.flags & ~PF_X,
         offset: tailStart - shift,
         vaddr: tailStart + delta,
         paddr: seg.paddr + (tailStart - seg.offset),

@@ -11,6 +11,7 @@
  * | archive | each member by the member table below | each bundle member |
  * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
+ * | CUDA object (`.nv_fatbin`, nvcc -c) | ./nv-object.ts | refused |
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
@@ -27,6 +28,7 @@ import { editLinkedElf, isLinkedElf, planLinkedElf } from "./linked-elf.js";
 import {
   hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections, replaceInOffloadBlob, replaceInOffloadingSections,
 } from "./offload-binary.js";
+import { isNvObject, pruneNvObject } from "./nv-object.js";
 import { placeText } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
 import { planOf } from "./plan.js";
@@ -114,8 +116,18 @@ const offloadingObject: Container = {
   decompress: (bytes) => bytes,
 };
 
+const nvObject: Container = {
+  name: "CUDA object",
+  matches: isNvObject,
+  prune: (bytes, ctx, where) => pruneNvObject(bytes, ctx, where),
+  // Nothing in a CUDA object is an offload bundle entry `replace` could name.
+  replace: (bytes) => bytes,
+  compress: refuse("CUDA objects (.nv_fatbin)", "compressing"),
+  decompress: refuse("CUDA objects (.nv_fatbin)", "decompressing"),
+};
+
 /** What an archive member can be; a member that is none of these stays as it is. */
-const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject];
+const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject, nvObject];
 
 function memberContainer(bytes: Uint8Array): Container | undefined {
   return MEMBER_CONTAINERS.find((c) => c.matches(bytes));
@@ -144,7 +156,7 @@ const linkedElf: Container = {
 };
 
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject, nvObject];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {

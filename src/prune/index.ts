@@ -43,6 +43,8 @@ export interface PruneOptions {
   readonly selection?: Selection;
   /** Write bundles that keep no device entry instead of failing. */
   readonly allowEmpty?: boolean;
+  /** NVIDIA fatbins: drop the PTX the listed GPUs could JIT-compile as well (kept by default). */
+  readonly dropPtx?: boolean;
   /** Re-encode compressed bundles at this level instead of the level found in them. */
   readonly level?: number;
   readonly codecs?: Codecs;
@@ -99,7 +101,7 @@ export interface PlannedPrune extends PlannedEdit {
 /** Plans `prune` over a source (the Node CLI streams the plan into a file). */
 export function planPrune(source: ByteSource, options: PruneOptions & { readonly codecs: Codecs }): PlannedPrune {
   const ctx: PruneContext = {
-    selection: selectionOf(options), allowEmpty: options.allowEmpty ?? false, codecs: options.codecs, name: options.name ?? "input", outcomes: [], notes: [], level: options.level,
+    selection: selectionOf(options), allowEmpty: options.allowEmpty ?? false, codecs: options.codecs, name: options.name ?? "input", outcomes: [], notes: [], level: options.level, dropPtx: options.dropPtx,
   };
   const edit = named(ctx.name, () => planContainerEdit(source, ctx, (c) => c.planPrune, (c, bytes, context) => c.prune(bytes, context, "")));
   return { ...edit, inputSize: source.size, notes: ctx.notes, entries: ctx.outcomes };

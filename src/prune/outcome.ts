@@ -35,6 +35,8 @@ export interface PruneContext {
   readonly notes: string[];
   /** Force this compression level when re-encoding compressed bundles (default: the detected one). */
   readonly level?: number;
+  /** NVIDIA fatbins: drop PTX too (./nv-linked-elf.ts). */
+  readonly dropPtx?: boolean;
 }
 
 /** Where a bundle is, for messages: the file, or the file and the place inside it. */

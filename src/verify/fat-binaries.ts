@@ -53,7 +53,8 @@ export interface CheckedFatBinary {
   readonly index: number;
   readonly address: number;
   readonly fileOffset: number;
-  readonly format: "bundle" | "ccob";
+  /** `nv`: an NVIDIA fatbin container (./nv-fat-binaries.ts). */
+  readonly format: "bundle" | "ccob" | "nv";
   /** Entry IDs in header order; undefined when not read (a CCOB without `decompress`). */
   readonly entries?: readonly string[];
 }

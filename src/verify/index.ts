@@ -19,10 +19,12 @@ import { ET_DYN, ET_EXEC, checkElfLoad } from "./elf-load.js";
 import { checkFatBinaries } from "./fat-binaries.js";
 import type { CheckedFatBinary } from "./fat-binaries.js";
 import { hex, newFindings } from "./findings.js";
+import { checkNvFatBinaries } from "./nv-fat-binaries.js";
 import type { Finding } from "./findings.js";
 
 export { checkElfLoad } from "./elf-load.js";
 export { checkFatBinaries } from "./fat-binaries.js";
+export { checkNvFatBinaries } from "./nv-fat-binaries.js";
 export type { CheckedFatBinary, FatBinaryCheckOptions } from "./fat-binaries.js";
 export { findingKey, newFindings } from "./findings.js";
 export type { Finding } from "./findings.js";
@@ -60,7 +62,8 @@ export function verifySource(source: ByteSource, options: VerifyOptions = {}): V
   const elf = checkElfLoad(source);
   if (elf.kind === "checked" && (elf.view.type === ET_EXEC || elf.view.type === ET_DYN)) {
     const fat = checkFatBinaries(elf.view, { expected: options.expected?.fatBinaries, decompress: options.decompress });
-    return { kind: "linked ELF", findings: [...elf.findings, ...fat.findings], wrappers: fat.wrappers, fatBinaries: fat.fatBinaries };
+    const nv = checkNvFatBinaries(elf.view, { expected: options.expected?.fatBinaries });
+    return { kind: "linked ELF", findings: [...elf.findings, ...fat.findings, ...nv.findings], wrappers: fat.wrappers + nv.wrappers, fatBinaries: [...fat.fatBinaries, ...nv.fatBinaries] };
   }
   const findings: Finding[] = elf.kind === "checked" ? [...elf.findings] : [];
   const location = (options.locate ?? ((s: ByteSource) => locate(s)))(source);

@@ -97,7 +97,7 @@ describe("bash: sourced and called as bash calls it", () => {
 
   it("options of prune, value-taking ones with their '='", () => {
     expect(bashComplete("offload-kit prune --")).toEqual(
-      ["--allow-empty", "--drop=", "--dry-run", "--help", "--in-place", "--json", "--keep=", "--level=", "--out-dir=", "--version"]);
+      ["--allow-empty", "--drop=", "--drop-ptx", "--dry-run", "--help", "--in-place", "--json", "--keep=", "--level=", "--out-dir=", "--version"]);
     expect(bashComplete("offload-kit prune -")).toContain("-o");
     expect(bashComplete("offload-kit prune --k")).toEqual(["--keep="]);
   });
@@ -160,7 +160,7 @@ describe("fish and zsh", () => {
       return r.stdout.split("\n").filter((l) => l !== "").map((l) => l.split("\t")[0]!);
     };
     expect(ask("offload-kit pr")).toEqual(["prune"]);
-    expect(ask("offload-kit prune --dr")).toEqual(["--drop", "--dry-run"]);
+    expect(ask("offload-kit prune --dr")).toEqual(["--drop", "--drop-ptx", "--dry-run"]);
     expect(ask("offload-kit prune --keep=gfx90")).toEqual(["gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c"].map((g) => `--keep=${g}`));
     expect(ask("offload-kit prune --keep=gfx90a:")).toEqual(["sramecc+", "sramecc-", "xnack+", "xnack-"].map((f) => `--keep=gfx90a:${f}`));
     expect(ask("offload-kit sizes --by=p")).toEqual(["--by=processor"]);

@@ -1,7 +1,8 @@
 /**
  * `offload-kit prune --keep=GPU,... | --drop=GPU,... FILE... (-o OUT | --out-dir=DIR | --in-place) [--allow-empty]
- * [--dry-run] [--json]`: keeps the code objects the listed GPUs would load (or drops them), in bundle files,
- * compressed bundles, archives, fat objects and offload binaries (src/prune/).
+ * [--drop-ptx] [--dry-run] [--json]`: keeps the code objects the listed GPUs would load (or drops them), in bundle
+ * files, compressed bundles, archives, fat objects and offload binaries, and NVIDIA fatbins (`sm_NN`) in CUDA
+ * executables, libraries, objects and archives (src/prune/).
  */
 import { byteStringToUnicode } from "../../formats/bytes.js";
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
@@ -53,6 +54,7 @@ export const prune: Subcommand = {
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
       { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
+      { name: "drop-ptx", kind: "flag", description: "NVIDIA fatbins: drop the PTX the listed GPUs could JIT-compile too (kept by default)", category },
       LEVEL_OPTION("Re-encode compressed bundles at this level (default: the level they were written at)"),
       JSON_OPTION,
     ],
@@ -78,7 +80,7 @@ export const prune: Subcommand = {
       if (native !== undefined) printNote(io, name, `--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`);
       const warnings: string[] = [];
       const edits = editFiles(files, destination, codecs, (source, input) =>
-        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }), (done) => {
+        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), dropPtx: flagValue(values, "drop-ptx"), codecs, name: input, level }), (done) => {
         if (done.length === 0) return;
         const unmatched = unmatchedGpus(selection, done);
         if (unmatched.length === selection.gpus.length) {
