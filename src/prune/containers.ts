@@ -11,6 +11,7 @@
  * | archive | each member by the member table below | each bundle member |
  * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
+ * | ELF relocatable object with `.hip_fatbin` (`clang -x hip -c`, `ld -r`) | ./relocatable.ts | ./relocatable.ts |
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
@@ -28,6 +29,7 @@ import {
   hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections, replaceInOffloadBlob, replaceInOffloadingSections,
 } from "./offload-binary.js";
 import { placeText } from "./outcome.js";
+import { editHipFatbinObject, isHipFatbinObject } from "./relocatable.js";
 import type { PruneContext } from "./outcome.js";
 import { planOf } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
@@ -114,11 +116,25 @@ const offloadingObject: Container = {
   decompress: (bytes) => bytes,
 };
 
+const hipFatbinObject: Container = {
+  name: "object with .hip_fatbin",
+  matches: isHipFatbinObject,
+  prune: (bytes, ctx, where) => editHipFatbinObject("prune", bytes, ctx, where),
+  replace: (bytes, ctx, where) => editHipFatbinObject("replace", bytes, ctx, where),
+  compress: (bytes, ctx, where) => editHipFatbinObject("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => editHipFatbinObject("decompress", bytes, ctx, where),
+};
+
 /** What an archive member can be; a member that is none of these stays as it is. */
-const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject];
+const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject, hipFatbinObject];
 
 function memberContainer(bytes: Uint8Array): Container | undefined {
   return MEMBER_CONTAINERS.find((c) => c.matches(bytes));
+}
+
+/** Members whose bundles compress and decompress: bundle files and objects with `.hip_fatbin`. */
+function compressibleMember(bytes: Uint8Array): Container | undefined {
+  return [bundleFile, hipFatbinObject].find((c) => c.matches(bytes));
 }
 
 const archive: Container = {
@@ -126,8 +142,8 @@ const archive: Container = {
   matches: isArchive,
   prune: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.prune(data, ctx, where) ?? data),
   replace: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.replace(data, ctx, where) ?? data),
-  compress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.compress(data, ctx, where) : data)),
-  decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.decompress(data, ctx, where) : data)),
+  compress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (compressibleMember(data)?.compress(data, ctx, where) ?? data)),
+  decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (compressibleMember(data)?.decompress(data, ctx, where) ?? data)),
 };
 
 const linkedElf: Container = {
@@ -144,14 +160,14 @@ const linkedElf: Container = {
 };
 
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject, hipFatbinObject];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {
   const found = CONTAINERS.find((c) => c.matches(bytes));
   if (found === undefined) {
     throw new OffloadKitError("NO_OFFLOAD_CONTENT",
-      `${name}: holds nothing offload-kit can edit (not an offload bundle, compressed bundle, offload binary, archive, ELF fat object or ELF object with .llvm.offloading)`,
+      `${name}: holds nothing offload-kit can edit (not an offload bundle, compressed bundle, offload binary, archive, ELF fat object, ELF object with .llvm.offloading or relocatable object with .hip_fatbin)`,
       { offset: 0, field: "magic" });
   }
   return found;
