@@ -73,7 +73,8 @@ export interface FatbinBundle {
   readonly fileOffset: number;
   /** Bytes it uses (the bundle header's extent, or the CCOB's total size). */
   readonly size: number;
-  readonly format: "bundle" | "ccob";
+  /** "offload binaries": a run of them that src/prune/linked-offloading.ts packs as one (no bundle magic to check). */
+  readonly format: "bundle" | "ccob" | "offload binaries";
   /** Its bytes, as a source over the input. */
   readonly source: ByteSource;
 }

@@ -100,6 +100,7 @@ function u64Bytes(value: number, signed = false): Uint8Array {
 }
 
 function checkReplacement(bundle: FatbinBundle, replacement: ByteSource): void {
+  if (bundle.format === "offload binaries") return;
   const head = readExact(replacement, 0, Math.min(replacement.size, BUNDLE_MAGIC_BYTES.length));
   const isBundle = head.length === BUNDLE_MAGIC_BYTES.length && head.every((b, i) => b === BUNDLE_MAGIC_BYTES[i]);
   if (!isBundle && !isCompressedBundle(head)) {

@@ -11,13 +11,14 @@
  * | archive | each member by the member table below | each bundle member |
  * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
+ * | linked ELF with an allocated `.llvm.offloading` (OpenMP) | ./linked-offloading.ts | refused / unchanged |
  * | ELF relocatable object with `.hip_fatbin` (`clang -x hip -c`, `ld -r`) | ./relocatable.ts | ./relocatable.ts |
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
 import type { CcobVersion } from "../formats/ccob.js";
 import { editArchive, isArchive } from "./archive.js";
-import { readExact } from "../engine/source.js";
+import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import {
   compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, planReplaceInBinaryBundle, pruneBundleFile,
@@ -25,13 +26,15 @@ import {
 } from "./bundle-file.js";
 import { isFatObject, pruneFatObject, replaceInFatObject } from "./fat-object.js";
 import { editLinkedElf, isLinkedElf, planLinkedElf } from "./linked-elf.js";
+import type { LinkedElfOperation } from "./linked-elf.js";
+import { hasLinkedOffloading, planLinkedOffloading } from "./linked-offloading.js";
 import {
   hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections, replaceInOffloadBlob, replaceInOffloadingSections,
 } from "./offload-binary.js";
 import { placeText } from "./outcome.js";
 import { editHipFatbinObject, isHipFatbinObject } from "./relocatable.js";
 import type { PruneContext } from "./outcome.js";
-import { planOf } from "./plan.js";
+import { materialize, planOf } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
 import { pickBundle } from "./swap.js";
 import type { ReplaceContext } from "./swap.js";
@@ -146,17 +149,30 @@ const archive: Container = {
   decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (compressibleMember(data)?.decompress(data, ctx, where) ?? data)),
 };
 
+/** A linked file's images are in `.hip_fatbin` (./linked-elf.ts) or, without one, in `.llvm.offloading` (./linked-offloading.ts). */
+function planLinked(operation: LinkedElfOperation, source: ByteSource, ctx: PruneContext | CompressContext | ReplaceContext, where: string): OutputPlan | "unchanged" {
+  if (hasLinkedOffloading(source)) return planLinkedOffloading(operation, source, ctx as PruneContext | ReplaceContext, where);
+  return planLinkedElf(operation, source, ctx as PruneContext, where);
+}
+
+function editLinked(operation: LinkedElfOperation, bytes: Uint8Array, ctx: PruneContext | CompressContext | ReplaceContext, where: string): Uint8Array {
+  const source = bytesSource(bytes);
+  if (!hasLinkedOffloading(source)) return editLinkedElf(operation, bytes, ctx as PruneContext, where);
+  const plan = planLinkedOffloading(operation, source, ctx as PruneContext | ReplaceContext, where);
+  return plan === "unchanged" ? bytes : materialize(plan, source, ctx.codecs);
+}
+
 const linkedElf: Container = {
   name: "linked ELF",
   matches: isLinkedElf,
-  planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx, where),
-  planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx, where),
-  planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx, where),
-  planReplace: (source, ctx, where) => planLinkedElf("replace", source, ctx, where),
-  replace: (bytes, ctx, where) => editLinkedElf("replace", bytes, ctx, where),
-  prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx, where),
-  compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx, where),
-  decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx, where),
+  planPrune: (source, ctx, where) => planLinked("prune", source, ctx, where),
+  planCompress: (source, ctx, where) => planLinked("compress", source, ctx, where),
+  planDecompress: (source, ctx, where) => planLinked("decompress", source, ctx, where),
+  planReplace: (source, ctx, where) => planLinked("replace", source, ctx, where),
+  replace: (bytes, ctx, where) => editLinked("replace", bytes, ctx, where),
+  prune: (bytes, ctx, where) => editLinked("prune", bytes, ctx, where),
+  compress: (bytes, ctx, where) => editLinked("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => editLinked("decompress", bytes, ctx, where),
 };
 
 /** Every container, in the order they are tried. */
