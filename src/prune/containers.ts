@@ -119,17 +119,27 @@ const offloadingObject: Container = {
   decompress: (bytes) => bytes,
 };
 
+/**
+ * Objects with `.hip_fatbin`; an `ld -r` of mixed objects may also hold bundle sections (old-driver
+ * -fgpu-rdc) or `.llvm.offloading` (new-driver -fgpu-rdc), edited after it by their own containers.
+ */
+function thenOthers(operation: "prune" | "replace", bytes: Uint8Array, ctx: PruneContext & ReplaceContext, where: string): Uint8Array {
+  const edited = editHipFatbinObject(operation, bytes, ctx, where);
+  return [fatObject, offloadingObject].reduce((out, c) => (c.matches(out) ? c[operation](out, ctx, where) : out), edited);
+}
+
 const hipFatbinObject: Container = {
   name: "object with .hip_fatbin",
   matches: isHipFatbinObject,
-  prune: (bytes, ctx, where) => editHipFatbinObject("prune", bytes, ctx, where),
-  replace: (bytes, ctx, where) => editHipFatbinObject("replace", bytes, ctx, where),
+  prune: (bytes, ctx, where) => thenOthers("prune", bytes, ctx as PruneContext & ReplaceContext, where),
+  replace: (bytes, ctx, where) => thenOthers("replace", bytes, ctx as PruneContext & ReplaceContext, where),
+  // Offload binaries beside it stay as they are (they have no compressed form clang 22 reads).
   compress: (bytes, ctx, where) => editHipFatbinObject("compress", bytes, ctx, where),
   decompress: (bytes, ctx, where) => editHipFatbinObject("decompress", bytes, ctx, where),
 };
 
 /** What an archive member can be; a member that is none of these stays as it is. */
-const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject, hipFatbinObject];
+const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, hipFatbinObject, fatObject, offloadingObject];
 
 function memberContainer(bytes: Uint8Array): Container | undefined {
   return MEMBER_CONTAINERS.find((c) => c.matches(bytes));
@@ -176,7 +186,7 @@ const linkedElf: Container = {
 };
 
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject, hipFatbinObject];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, hipFatbinObject, fatObject, offloadingObject];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {
