@@ -131,13 +131,20 @@ describe.skipIf(!available)("offload-kit on relocatable objects with .hip_fatbin
     tool("llvm-ar-19", ["rcs", archive, a, bz]);
     const pruned = path("lib.p.a");
     ok("prune", "--keep=gfx90a", archive, "-o", pruned);
-    // The same members pruned one by one (the first test's outputs), archived by llvm-ar itself: byte-equal.
-    const reference = path("p1/ref.a");
-    tool("llvm-ar-19", ["rcs", reference, path("p1/a.o"), path("p1/bz.o")]);
+    // The same members pruned one by one, archived by llvm-ar itself: byte-equal.
+    mkdirSync(path("p2"));
+    ok("prune", "--keep=gfx90a", `--out-dir=${path("p2")}`, a, bz);
+    const reference = path("p2/ref.a");
+    tool("llvm-ar-19", ["rcs", reference, path("p2/a.o"), path("p2/bz.o")]);
     expect(Buffer.compare(readFileSync(pruned), readFileSync(reference))).toBe(0);
     expect(tool("llvm-nm-19", ["--print-armap", pruned])).toMatch(/kernel_a in a\.o/);
     const linked = library(["-Wl,--whole-archive", pruned, "-Wl,--no-whole-archive"], "lib.p.so");
     expect(shop.registrations(linked, false)).toBe(keepEntries(originalCompressed, keep90a, true));
+    // compress: each member's plain fat binary becomes a CCOB (bz.o's already is one).
+    const compressed = path("lib.c.a");
+    ok("compress", archive, "-o", compressed);
+    const log = shop.registrations(library(["-Wl,--whole-archive", compressed, "-Wl,--no-whole-archive"], "lib.c.so"), false);
+    expect(log).toBe(originalCompressed.replace(/^(fatbin \d+) bundle$/gm, "$1 ccob v2 method 1"));
   });
 
   it("compresses and decompresses an -r link: CCOBs registered, then the original bundles again", () => {
