@@ -17,6 +17,7 @@ import type { PlannedEdit } from "../prune/index.js";
 import type { EntryOutcome } from "../prune/outcome.js";
 import { ET_DYN, ET_EXEC, checkElfLoad } from "./elf-load.js";
 import { checkFatBinaries } from "./fat-binaries.js";
+import { checkFatbinRelocations } from "./fatbin-relocations.js";
 import type { CheckedFatBinary } from "./fat-binaries.js";
 import { hex, newFindings } from "./findings.js";
 import type { Finding } from "./findings.js";
@@ -66,7 +67,7 @@ export function verifySource(source: ByteSource, options: VerifyOptions = {}): V
     return { kind: "linked ELF", findings, wrappers: fat.wrappers, fatBinaries: fat.fatBinaries };
   }
   const found = entryFindings(source, options, options.expected?.all);
-  const findings: Finding[] = [...(elf.kind === "checked" ? elf.findings : []), ...found.findings];
+  const findings: Finding[] = [...(elf.kind === "checked" ? elf.findings : []), ...found.findings, ...checkFatbinRelocations(source)];
   return { kind: elf.kind === "checked" ? "ELF" : "other", findings, bundles: found.bundles, entries: found.entries };
 }
 

@@ -223,6 +223,11 @@ describe.skipIf(!available)("offload-kit on relocatable objects with .hip_fatbin
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/odd\.o.*(no offload bundle or CCOB starts there|not at one's start)/);
     expect(existsSync(path("odd.p.o"))).toBe(false);
+    // `offload-kit verify` (the check every output passes before it lands) sees the same relocation.
+    const verified = kit("verify", odd);
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(/RELOCATION_NOT_AT_BUNDLE .*\.rela\.hipFatBinSegment .* entry 0 points to \.hip_fatbin offset 0x10/);
+    expect(kit("verify", a).code).toBe(0);
   });
 });
 
