@@ -22,6 +22,10 @@
  * addresses and no segments, so the object is simply written again by the in-process llvm-objcopy
  * (src/objcopy/: every section re-laid out at its alignment, string and symbol tables rebuilt).
  *
+ * An `ld -r` of mixed objects may also hold bundle sections (old-driver -fgpu-rdc) or `.llvm.offloading`
+ * (new-driver -fgpu-rdc): ./containers.ts runs their own containers on the result. Every output is checked
+ * before it lands, its relocations included (src/verify/fatbin-relocations.ts).
+ *
  * Refused rather than guessed: a relocation or symbol pointing inside a bundle (not at its start), REL
  * (implicit addend) relocations pointing into `.hip_fatbin`, and relocations applied to `.hip_fatbin` itself.
  */
