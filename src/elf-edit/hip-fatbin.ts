@@ -73,8 +73,9 @@ export interface FatbinBundle {
   readonly fileOffset: number;
   /** Bytes it uses (the bundle header's extent, or the CCOB's total size). */
   readonly size: number;
-  /** `nv`: an NVIDIA fatbin container (./nv-fatbin.ts). */
-  readonly format: "bundle" | "ccob" | "nv";
+  /** `nv`: an NVIDIA fatbin container (./nv-fatbin.ts); "offload binaries": a run of them that
+   * src/prune/linked-offloading.ts packs as one (no bundle magic to check). */
+  readonly format: "bundle" | "ccob" | "nv" | "offload binaries";
   /** Its bytes, as a source over the input. */
   readonly source: ByteSource;
 }

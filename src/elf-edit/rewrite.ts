@@ -103,6 +103,7 @@ function u64Bytes(value: number, signed = false): Uint8Array {
 }
 
 function checkReplacement(layout: HipFatbinLayout, bundle: FatbinBundle, replacement: ByteSource): void {
+  if (bundle.format === "offload binaries") return;
   const head = readExact(replacement, 0, Math.min(replacement.size, BUNDLE_MAGIC_BYTES.length));
   const kind = layout.replacementKind;
   if (kind !== undefined) {

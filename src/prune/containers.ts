@@ -12,12 +12,14 @@
  * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
  * | CUDA object (`.nv_fatbin`, nvcc -c) | ./nv-object.ts | refused |
+ * | linked ELF with an allocated `.llvm.offloading` (OpenMP) | ./linked-offloading.ts | refused / unchanged |
+ * | ELF relocatable object with `.hip_fatbin` (`clang -x hip -c`, `ld -r`) | ./relocatable.ts | ./relocatable.ts |
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
 import type { CcobVersion } from "../formats/ccob.js";
 import { editArchive, isArchive } from "./archive.js";
-import { readExact } from "../engine/source.js";
+import { bytesSource, readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import {
   compressBundleFile, decompressBundleFile, isBundleFile, planBinaryBundlePrune, planCompressBundleFile, planReplaceInBinaryBundle, pruneBundleFile,
@@ -25,13 +27,16 @@ import {
 } from "./bundle-file.js";
 import { isFatObject, pruneFatObject, replaceInFatObject } from "./fat-object.js";
 import { editLinkedElf, isLinkedElf, planLinkedElf } from "./linked-elf.js";
+import type { LinkedElfOperation } from "./linked-elf.js";
+import { hasLinkedOffloading, planLinkedOffloading } from "./linked-offloading.js";
 import {
   hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections, replaceInOffloadBlob, replaceInOffloadingSections,
 } from "./offload-binary.js";
 import { isNvObject, pruneNvObject } from "./nv-object.js";
 import { placeText } from "./outcome.js";
+import { editHipFatbinObject, isHipFatbinObject } from "./relocatable.js";
 import type { PruneContext } from "./outcome.js";
-import { planOf } from "./plan.js";
+import { materialize, planOf } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
 import { pickBundle } from "./swap.js";
 import type { ReplaceContext } from "./swap.js";
@@ -126,11 +131,35 @@ const nvObject: Container = {
   decompress: refuse("CUDA objects (.nv_fatbin)", "decompressing"),
 };
 
+/**
+ * Objects with `.hip_fatbin`; an `ld -r` of mixed objects may also hold bundle sections (old-driver
+ * -fgpu-rdc) or `.llvm.offloading` (new-driver -fgpu-rdc), edited after it by their own containers.
+ */
+function thenOthers(operation: "prune" | "replace", bytes: Uint8Array, ctx: PruneContext & ReplaceContext, where: string): Uint8Array {
+  const edited = editHipFatbinObject(operation, bytes, ctx, where);
+  return [fatObject, offloadingObject].reduce((out, c) => (c.matches(out) ? c[operation](out, ctx, where) : out), edited);
+}
+
+const hipFatbinObject: Container = {
+  name: "object with .hip_fatbin",
+  matches: isHipFatbinObject,
+  prune: (bytes, ctx, where) => thenOthers("prune", bytes, ctx as PruneContext & ReplaceContext, where),
+  replace: (bytes, ctx, where) => thenOthers("replace", bytes, ctx as PruneContext & ReplaceContext, where),
+  // Offload binaries beside it stay as they are (they have no compressed form clang 22 reads).
+  compress: (bytes, ctx, where) => editHipFatbinObject("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => editHipFatbinObject("decompress", bytes, ctx, where),
+};
+
 /** What an archive member can be; a member that is none of these stays as it is. */
-const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, fatObject, offloadingObject, nvObject];
+const MEMBER_CONTAINERS: readonly Container[] = [bundleFile, offloadBinaries, hipFatbinObject, fatObject, offloadingObject, nvObject];
 
 function memberContainer(bytes: Uint8Array): Container | undefined {
   return MEMBER_CONTAINERS.find((c) => c.matches(bytes));
+}
+
+/** Members whose bundles compress and decompress: bundle files and objects with `.hip_fatbin`. */
+function compressibleMember(bytes: Uint8Array): Container | undefined {
+  return [bundleFile, hipFatbinObject].find((c) => c.matches(bytes));
 }
 
 const archive: Container = {
@@ -138,32 +167,45 @@ const archive: Container = {
   matches: isArchive,
   prune: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.prune(data, ctx, where) ?? data),
   replace: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => memberContainer(data)?.replace(data, ctx, where) ?? data),
-  compress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.compress(data, ctx, where) : data)),
-  decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (bundleFile.matches(data) ? bundleFile.decompress(data, ctx, where) : data)),
+  compress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (compressibleMember(data)?.compress(data, ctx, where) ?? data)),
+  decompress: (bytes, ctx) => editArchive(bytes, ctx.name, (data, where) => (compressibleMember(data)?.decompress(data, ctx, where) ?? data)),
 };
+
+/** A linked file's images are in `.hip_fatbin` (./linked-elf.ts) or, without one, in `.llvm.offloading` (./linked-offloading.ts). */
+function planLinked(operation: LinkedElfOperation, source: ByteSource, ctx: PruneContext | CompressContext | ReplaceContext, where: string): OutputPlan | "unchanged" {
+  if (hasLinkedOffloading(source)) return planLinkedOffloading(operation, source, ctx as PruneContext | ReplaceContext, where);
+  return planLinkedElf(operation, source, ctx as PruneContext, where);
+}
+
+function editLinked(operation: LinkedElfOperation, bytes: Uint8Array, ctx: PruneContext | CompressContext | ReplaceContext, where: string): Uint8Array {
+  const source = bytesSource(bytes);
+  if (!hasLinkedOffloading(source)) return editLinkedElf(operation, bytes, ctx as PruneContext, where);
+  const plan = planLinkedOffloading(operation, source, ctx as PruneContext | ReplaceContext, where);
+  return plan === "unchanged" ? bytes : materialize(plan, source, ctx.codecs);
+}
 
 const linkedElf: Container = {
   name: "linked ELF",
   matches: isLinkedElf,
-  planPrune: (source, ctx, where) => planLinkedElf("prune", source, ctx, where),
-  planCompress: (source, ctx, where) => planLinkedElf("compress", source, ctx, where),
-  planDecompress: (source, ctx, where) => planLinkedElf("decompress", source, ctx, where),
-  planReplace: (source, ctx, where) => planLinkedElf("replace", source, ctx, where),
-  replace: (bytes, ctx, where) => editLinkedElf("replace", bytes, ctx, where),
-  prune: (bytes, ctx, where) => editLinkedElf("prune", bytes, ctx, where),
-  compress: (bytes, ctx, where) => editLinkedElf("compress", bytes, ctx, where),
-  decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx, where),
+  planPrune: (source, ctx, where) => planLinked("prune", source, ctx, where),
+  planCompress: (source, ctx, where) => planLinked("compress", source, ctx, where),
+  planDecompress: (source, ctx, where) => planLinked("decompress", source, ctx, where),
+  planReplace: (source, ctx, where) => planLinked("replace", source, ctx, where),
+  replace: (bytes, ctx, where) => editLinked("replace", bytes, ctx, where),
+  prune: (bytes, ctx, where) => editLinked("prune", bytes, ctx, where),
+  compress: (bytes, ctx, where) => editLinked("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => editLinked("decompress", bytes, ctx, where),
 };
 
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject, nvObject];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, hipFatbinObject, fatObject, offloadingObject, nvObject];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {
   const found = CONTAINERS.find((c) => c.matches(bytes));
   if (found === undefined) {
     throw new OffloadKitError("NO_OFFLOAD_CONTENT",
-      `${name}: holds nothing offload-kit can edit (not an offload bundle, compressed bundle, offload binary, archive, ELF fat object or ELF object with .llvm.offloading)`,
+      `${name}: holds nothing offload-kit can edit (not an offload bundle, compressed bundle, offload binary, archive, ELF fat object, ELF object with .llvm.offloading or relocatable object with .hip_fatbin)`,
       { offset: 0, field: "magic" });
   }
   return found;

@@ -17,6 +17,7 @@ import type { PlannedEdit } from "../prune/index.js";
 import type { EntryOutcome } from "../prune/outcome.js";
 import { ET_DYN, ET_EXEC, checkElfLoad } from "./elf-load.js";
 import { checkFatBinaries } from "./fat-binaries.js";
+import { checkFatbinRelocations } from "./fatbin-relocations.js";
 import type { CheckedFatBinary } from "./fat-binaries.js";
 import { hex, newFindings } from "./findings.js";
 import { checkNvFatBinaries } from "./nv-fat-binaries.js";
@@ -63,9 +64,19 @@ export function verifySource(source: ByteSource, options: VerifyOptions = {}): V
   if (elf.kind === "checked" && (elf.view.type === ET_EXEC || elf.view.type === ET_DYN)) {
     const fat = checkFatBinaries(elf.view, { expected: options.expected?.fatBinaries, decompress: options.decompress });
     const nv = checkNvFatBinaries(elf.view, { expected: options.expected?.fatBinaries });
-    return { kind: "linked ELF", findings: [...elf.findings, ...fat.findings, ...nv.findings], wrappers: fat.wrappers + nv.wrappers, fatBinaries: [...fat.fatBinaries, ...nv.fatBinaries] };
+    const findings = [...elf.findings, ...fat.findings, ...nv.findings];
+    // A prune of images outside .hip_fatbin (an allocated .llvm.offloading): the locator must find exactly the kept ones.
+    if (options.expected?.all !== undefined) findings.push(...entryFindings(source, options, options.expected.all).findings);
+    return { kind: "linked ELF", findings, wrappers: fat.wrappers + nv.wrappers, fatBinaries: [...fat.fatBinaries, ...nv.fatBinaries] };
   }
-  const findings: Finding[] = elf.kind === "checked" ? [...elf.findings] : [];
+  const found = entryFindings(source, options, options.expected?.all);
+  const findings: Finding[] = [...(elf.kind === "checked" ? elf.findings : []), ...found.findings, ...checkFatbinRelocations(source)];
+  return { kind: elf.kind === "checked" ? "ELF" : "other", findings, bundles: found.bundles, entries: found.entries };
+}
+
+/** The locator's problems with `source`, and (given `all`) whether it holds exactly those entry IDs. */
+function entryFindings(source: ByteSource, options: VerifyOptions, all: readonly string[] | undefined): { findings: Finding[]; bundles: number; entries: string[] } {
+  const findings: Finding[] = [];
   const location = (options.locate ?? ((s: ByteSource) => locate(s)))(source);
   for (const p of location.problems) {
     if (FOREIGN.has(p.code)) continue;
@@ -75,14 +86,13 @@ export function verifySource(source: ByteSource, options: VerifyOptions = {}): V
     ...location.bundles.flatMap((b) => b.entries.map((e) => e.id)),
     ...location.offloadBinaries.flatMap((run) => run.images.map((image) => imageTargetId(image))),
   ];
-  const all = options.expected?.all;
   if (all !== undefined && sortedText(all) !== sortedText(entries)) {
     findings.push({
       code: "ENTRIES_DIFFER", subject: "entries", field: "entries", offset: 0,
       message: `the file holds ${entries.length} entries (${sortedText(entries)}); the plan kept ${all.length} (${sortedText(all)})`,
     });
   }
-  return { kind: elf.kind === "checked" ? "ELF" : "other", findings, bundles: location.bundles.length + location.offloadBinaries.length, entries };
+  return { findings, bundles: location.bundles.length + location.offloadBinaries.length, entries };
 }
 
 /** What a prune plan says its output holds: kept entry IDs per fat binary (linked ELF) and in all. */
