@@ -3,7 +3,8 @@
  * and -O3, and with one kernel more; on librocrand and a copy pruned by `offload-kit prune`; the filters, the
  * --json shapes the issue states, and diff(1)'s exit statuses.
  */
-import { copyFileSync, existsSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
@@ -75,6 +76,21 @@ describe.skipIf(!hasNative("clang-19"))("offload-kit kernels / diff on clang-19 
     const byLds = JSON.parse((await kit(dir, "kernels", bundle, "--json", "--sort=lds", "--top=1")).stdout);
     expect(byLds.codeObjects[0].kernels[0].demangled).toBe("void fill<double, 4096u>(double*, ns::Box<double, 4>, unsigned int)");
     expect(byLds.codeObjects[0].kernels[0].lds).toBe(32768);
+
+    // A folder (files without device code skipped) and a tar package (members named file!member).
+    const folder = join(dir, "tree");
+    mkdirSync(join(folder, "sub"), { recursive: true });
+    copyFileSync(bundle, join(folder, "sub", "k.o"));
+    writeFileSync(join(folder, "readme.txt"), "text\n");
+    const walked = await kit(dir, "kernels", folder, "--json");
+    expect(walked.code, walked.stderr).toBe(0);
+    const walkedJson = JSON.parse(walked.stdout);
+    expect(walkedJson.codeObjects.map((c: { file: string }) => c.file)).toEqual([join(folder, "sub", "k.o"), join(folder, "sub", "k.o")]);
+    expect(walkedJson.skipped).toEqual([join(folder, "readme.txt")]);
+    const tar = spawnSync("tar", ["-cf", join(dir, "pkg.tar"), "-C", folder, "sub/k.o", "readme.txt"]);
+    expect(tar.status).toBe(0);
+    const packaged = JSON.parse((await kit(dir, "kernels", join(dir, "pkg.tar"), "--json", "--gpu=gfx1100")).stdout);
+    expect(packaged.codeObjects.map((c: { file: string; kernels: unknown[] }) => [c.file, c.kernels.length])).toEqual([[`${join(dir, "pkg.tar")}!sub/k.o`, 8]]);
   }, HANG_MS);
 
   it("diff: -O1 against -O3, one kernel added, the same build twice", async () => {
