@@ -157,6 +157,8 @@ class Parser {
         base = sub.base;
       } else {
         const std = this.eat("St");
+        // `L`: internal linkage (a static function), which the printed name does not show.
+        this.eat("L");
         const part = this.unqualified("");
         text = (std ? "std::" : "") + part.text;
         base = part.base;

@@ -54,6 +54,7 @@ describe("demangle", () => {
     "_Z1fPKPVi",
     "_Z1fM1AFivE",
     "_ZplRK1AS1_",
+    "_ZL32gtsv_interleaved_batch_lu_kernelILj128E21rocsparse_complex_numIdEEviiiPT0_S3_S3_S3_PiS3_",
   ];
   it.skipIf(!hasNative("llvm-cxxfilt-19"))("hand-picked names of the subset, as llvm-cxxfilt-19 prints them", () => {
     const want = cxxfilt(samples);
