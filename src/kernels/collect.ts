@@ -13,7 +13,7 @@ import { isAmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import { imageTargetId, locate } from "../inspect/locate.js";
 import type { LocateOptions, Location } from "../inspect/locate.js";
 import { listCodeObjectKernels } from "./kernels.js";
-import type { CodeObjectKernels } from "./kernels.js";
+import type { CodeObjectKernels, KernelListOptions } from "./kernels.js";
 
 /** A code object and where it was found. */
 export interface FoundCodeObject extends CodeObjectKernels {
@@ -37,7 +37,7 @@ function isCodeObject(source: ByteSource): boolean {
 }
 
 /** Lists the kernels of every code object in `input`. */
-export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries"> = {}): FileKernels {
+export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries"> & KernelListOptions = {}): FileKernels {
   const codeObjects: FoundCodeObject[] = [];
   const location = locate(input, {
     ...options,
@@ -46,7 +46,7 @@ export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "
         const bytes = sliceSource(contents, entry.offset, entry.size);
         if (!isCodeObject(bytes)) continue;
         codeObjects.push({
-          ...listCodeObjectKernels(bytes, entry.id),
+          ...listCodeObjectKernels(bytes, entry.id, options),
           bundle: bundle.index,
           ...(bundle.section !== undefined ? { section: bundle.section } : {}),
           ...(bundle.member !== undefined ? { member: bundle.member } : {}),
@@ -59,7 +59,7 @@ export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "
         const bytes = sliceSource(image.source, image.imageOffset, image.imageSize);
         if (!isCodeObject(bytes)) return;
         codeObjects.push({
-          ...listCodeObjectKernels(bytes, imageTargetId(run.images[i] ?? image)),
+          ...listCodeObjectKernels(bytes, imageTargetId(run.images[i] ?? image), options),
           image: run.images[i]?.index ?? image.index,
           ...(run.section !== undefined ? { section: run.section } : {}),
           ...(run.member !== undefined ? { member: run.member } : {}),

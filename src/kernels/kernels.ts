@@ -16,7 +16,7 @@ import { metadataKernels, metadataVersion, readAmdgpuMetadata } from "../formats
 import type { MsgpackMap, MsgpackValue } from "../formats/msgpack.js";
 import { demangle } from "./demangle.js";
 import { estimateOccupancy, processorLimits } from "./occupancy.js";
-import type { Occupancy } from "./occupancy.js";
+import type { Occupancy, ProcessorLimits } from "./occupancy.js";
 import { functionSizes } from "./symbols.js";
 
 export interface KernelInfo {
@@ -71,14 +71,38 @@ function stringField(map: MsgpackMap, key: string): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
+/** Demangled names already made: a library repeats each kernel in every code object (one per target ID). */
+const demangled = new Map<string, string>();
+const DEMANGLED_CACHE_SIZE = 65536;
+
+function demangleCached(name: string): string {
+  let text = demangled.get(name);
+  if (text === undefined) {
+    if (demangled.size >= DEMANGLED_CACHE_SIZE) demangled.clear();
+    text = demangle(name) ?? name;
+    demangled.set(name, text);
+  }
+  return text;
+}
+
+const EMPTY_MAP: MsgpackMap = new Map();
+
+export interface KernelListOptions {
+  /**
+   * Keep each kernel's whole map in `metadata` (true); without it `metadata` is empty, and a library's
+   * hundred thousand maps are not held (a table needs only the friendly fields).
+   */
+  readonly keepMetadata?: boolean;
+}
+
 /** One kernel map as KernelInfo; `sizes` from the symbol table, `processor` for the occupancy estimate. */
-export function kernelInfo(map: MsgpackMap, sizes: ReadonlyMap<string, number>, processor: string | undefined): KernelInfo {
+export function kernelInfo(map: MsgpackMap, sizes: ReadonlyMap<string, number>, processor: string | ProcessorLimits | undefined, keepMetadata = true): KernelInfo {
   const name = stringField(map, ".name") ?? "";
   const symbol = stringField(map, ".symbol") ?? "";
   const dynamic = map.get(".uses_dynamic_stack");
   const info = {
     name,
-    demangled: demangle(name) ?? name,
+    demangled: demangleCached(name),
     symbol,
     vgprs: numberField(map, ".vgpr_count"),
     agprs: numberField(map, ".agpr_count"),
@@ -93,18 +117,18 @@ export function kernelInfo(map: MsgpackMap, sizes: ReadonlyMap<string, number>, 
     maxFlatWorkgroupSize: numberField(map, ".max_flat_workgroup_size"),
     codeSize: sizes.get(symbol.endsWith(".kd") ? symbol.slice(0, -3) : name),
   };
-  const limits = processor === undefined ? undefined : processorLimits(processor);
+  const limits = typeof processor === "string" ? processorLimits(processor) : processor;
   const occupancy = limits !== undefined && info.vgprs !== undefined && info.sgprs !== undefined
     ? estimateOccupancy(limits, {
       vgprs: info.vgprs, sgprs: info.sgprs, ldsBytes: info.lds ?? 0, wavefrontSize: info.wavefrontSize ?? 64,
       maxFlatWorkgroupSize: info.maxFlatWorkgroupSize ?? 1024,
     })
     : undefined;
-  return { ...info, occupancy, metadata: map };
+  return { ...info, occupancy, metadata: keepMetadata ? map : EMPTY_MAP };
 }
 
 /** The kernels of the code object in `source` (its whole bytes), listed under `id`. Never throws our errors. */
-export function listCodeObjectKernels(source: ByteSource, id: string): CodeObjectKernels {
+export function listCodeObjectKernels(source: ByteSource, id: string, options: KernelListOptions = {}): CodeObjectKernels {
   const size = source.size;
   let processor: string | undefined;
   let codeObjectVersion: number | undefined;
@@ -126,7 +150,9 @@ export function listCodeObjectKernels(source: ByteSource, id: string): CodeObjec
       sizes = new Map();
     }
     const version = metadataVersion(metadata.document);
-    const kernels = metadataKernels(metadata.document).map((k) => kernelInfo(k, sizes, processor));
+    const limits = processor === undefined ? undefined : processorLimits(processor);
+    const keep = options.keepMetadata ?? true;
+    const kernels = metadataKernels(metadata.document).map((k) => kernelInfo(k, sizes, limits, keep));
     return { ...base, ...(version !== undefined ? { metadataVersion: version } : {}), kernels };
   } catch (e) {
     if (!isOffloadKitError(e)) throw e;

@@ -136,4 +136,14 @@ describe("msgpack", () => {
       }
     }
   });
+
+  it("decodes strings as TextDecoder does, on the short ASCII path and off it", () => {
+    const strings = ["", "a", ".vgpr_count", "x".repeat(64), "y".repeat(65), "\u00e9t\u00e9", "k\u{1f600}", "\u0000\u007f"];
+    for (const text of strings) expect(decodeMsgpackExactly(encodeMsgpack(text))).toBe(text);
+    // Bytes that are not UTF-8, short and long: replacement characters, as the non-fatal decoder gives.
+    for (const bytes of [Uint8Array.of(0x61, 0xff, 0x62), Uint8Array.of(...new Array(70).fill(0x61), 0xc3)]) {
+      const packed = Uint8Array.of(0xd9, bytes.length, ...bytes);
+      expect(decodeMsgpackExactly(packed)).toBe(new TextDecoder().decode(bytes));
+    }
+  });
 });

@@ -163,7 +163,7 @@ export const kernels: Subcommand = {
     const json = flagValue(values, "json");
     const mangled = flagValue(values, "mangled");
     return runGuardedAsync(io, name, async () => {
-      const gathered = await gatherKernels(files);
+      const gathered = await gatherKernels(files, { keepMetadata: json });
       let status = 0;
       const keep = (k: KernelInfo): boolean => pattern === undefined || pattern.test(k.name) || pattern.test(k.demangled);
       let rows: Row[] = [];
@@ -209,7 +209,11 @@ export const kernels: Subcommand = {
           ...p.items.flatMap((i) => i.problems.map((q) => ({ path: i.name, code: q.code, message: q.message, offset: q.offset }))),
           ...(p.walk?.problems ?? []).map((q) => ({ path: q.name, code: q.code, message: q.message, offset: q.offset })),
         ]);
-        io.stdout(`${JSON.stringify({ occupancyRule: OCCUPANCY_RULE, codeObjects: list, problems, ...foldersJson(gathered.run) }, null, 2)}\n`);
+        // Written a code object at a time: librocsparse's JSON is 370 MB, too much for one string.
+        const tail = JSON.stringify({ problems, ...foldersJson(gathered.run) }, null, 2);
+        io.stdout(`{\n  "occupancyRule": ${JSON.stringify(OCCUPANCY_RULE)},\n  "codeObjects": [`);
+        list.forEach((c, i) => io.stdout(`${i === 0 ? "" : ","}\n    ${JSON.stringify(c, null, 2).replace(/\n/g, "\n    ")}`));
+        io.stdout(`${list.length === 0 ? "" : "\n  "}],\n${tail.slice(2)}\n`);
         return status;
       }
       const byFile = new Map<string, Row[]>();

@@ -15,6 +15,7 @@ import { forEachInput } from "../../packages/node/inputs.js";
 import type { InputWalk } from "../../packages/node/inputs.js";
 import { collectKernels } from "../collect.js";
 import type { FoundCodeObject } from "../collect.js";
+import type { KernelListOptions } from "../kernels.js";
 
 /** One file or package member and its code objects. */
 export interface GatheredItem {
@@ -40,12 +41,12 @@ export interface Gathered {
   readonly run: PathsRun;
 }
 
-async function gatherPath(path: string): Promise<GatheredPath> {
+async function gatherPath(path: string, options: KernelListOptions): Promise<GatheredPath> {
   try {
     const items: GatheredItem[] = [];
     let offload = false;
     const walk = await forEachInput(path, ({ name, member, source }) => {
-      const found = withCcobPrefetch({}, (hooks) => collectKernels(source, { ...hooks, decompressOffload: codecDecompressor() }));
+      const found = withCcobPrefetch({}, (hooks) => collectKernels(source, { ...hooks, ...options, decompressOffload: codecDecompressor() }));
       if (holdsOffloadCode(found.location)) offload = true;
       // In a package, members without device code are not listed.
       if (member !== undefined && found.codeObjects.length === 0 && found.location.problems.length === 0) return;
@@ -59,10 +60,10 @@ async function gatherPath(path: string): Promise<GatheredPath> {
 }
 
 /** Gathers every path named (see the module docblock). */
-export async function gatherKernels(paths: readonly string[]): Promise<Gathered> {
+export async function gatherKernels(paths: readonly string[], options: KernelListOptions = {}): Promise<Gathered> {
   const gathered: GatheredPath[] = [];
   const run = await forEachPath(paths, {
-    inspect: (path) => gatherPath(path),
+    inspect: (path) => gatherPath(path, options),
     classify: (g) => (g.error !== undefined ? { unreadable: g.error } : g.offload ? "input" : "skipped"),
     use: (g) => {
       gathered.push(g);
