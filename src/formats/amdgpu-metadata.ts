@@ -180,22 +180,23 @@ function metadataFormat(note: ElfNote): "msgpack" | "yaml" | undefined {
  * Decodes a NT_AMDGPU_METADATA descriptor: exactly one msgpack map (`baseOffset` places error offsets in the
  * code object). Throws `malformed-msgpack` for bad msgpack, AMDGPU_METADATA_MALFORMED when it is not a map.
  */
-export function decodeAmdgpuMetadata(desc: Uint8Array, baseOffset = 0): MsgpackMap {
-  const document = decodeMsgpackExactly(desc, { maxDepth: METADATA_MAX_DEPTH, baseOffset });
+export function decodeAmdgpuMetadata(desc: Uint8Array, baseOffset = 0, skipKeys?: ReadonlySet<string>): MsgpackMap {
+  const document = decodeMsgpackExactly(desc, { maxDepth: METADATA_MAX_DEPTH, baseOffset, skipKeys });
   if (!(document instanceof Map)) throw new OffloadKitError("AMDGPU_METADATA_MALFORMED", "AMDGPU metadata is not a map", { offset: baseOffset, field: "amdhsa" });
   return document;
 }
 
 /**
  * The code object's metadata note, decoded (v3 and later) or located (v2); undefined when it has none.
- * The first metadata note counts, as the runtime's loader takes the first.
+ * The first metadata note counts, as the runtime's loader takes the first. `skipKeys` leaves map entries out
+ * unbuilt (still checked): `.args` is most of a note and a kernel table does not show it.
  */
-export function readAmdgpuMetadata(source: ByteSource): AmdgpuMetadata | undefined {
+export function readAmdgpuMetadata(source: ByteSource, options: { readonly skipKeys?: ReadonlySet<string> } = {}): AmdgpuMetadata | undefined {
   for (const note of readNotes(source)) {
     const format = metadataFormat(note);
     if (format === undefined) continue;
     if (format === "yaml") return { format, noteOffset: note.descOffset, noteSize: note.descSize };
-    const document = decodeAmdgpuMetadata(readExact(source, note.descOffset, note.descSize), note.descOffset);
+    const document = decodeAmdgpuMetadata(readExact(source, note.descOffset, note.descSize), note.descOffset, options.skipKeys);
     return { format, document, noteOffset: note.descOffset, noteSize: note.descSize };
   }
   return undefined;

@@ -40,6 +40,11 @@ export interface MsgpackDecodeOptions {
   readonly maxDepth?: number;
   /** Where `decodeMsgpack`'s input sits in its file, added to error offsets (0). */
   readonly baseOffset?: number;
+  /**
+   * Map entries whose string key is in this set are checked (the same bounds) but not built, and left out of
+   * the map: a reader that needs a few keys of large maps skips the rest without allocating for them.
+   */
+  readonly skipKeys?: ReadonlySet<string>;
 }
 
 export interface MsgpackDecoded {
@@ -73,6 +78,7 @@ function decodeText(bytes: Uint8Array): string {
 export function decodeMsgpack(bytes: Uint8Array, start = 0, options: MsgpackDecodeOptions = {}): MsgpackDecoded {
   const maxDepth = options.maxDepth ?? 64;
   const base = options.baseOffset ?? 0;
+  const skipKeys = options.skipKeys;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = start;
 
@@ -178,9 +184,34 @@ export function decodeMsgpack(bytes: Uint8Array, start = 0, options: MsgpackDeco
     const out: MsgpackMap = new Map();
     for (let i = 0; i < n; i++) {
       const key = value(depth + 1);
-      out.set(key, value(depth + 1));
+      if (skipKeys !== undefined && typeof key === "string" && skipKeys.has(key)) skip(depth + 1);
+      else out.set(key, value(depth + 1));
     }
     return out;
+  };
+  /** Walks one value as `value` does, with the same checks, building nothing. */
+  const skip = (depth: number): void => {
+    const headerAt = at;
+    const type = u8();
+    if (type <= 0x7f || type >= 0xe0 || type === 0xc0 || type === 0xc2 || type === 0xc3) return;
+    let items = -1;
+    let perItem = 1;
+    if ((type & 0xf0) === 0x80) (items = type & 0x0f), (perItem = 2);
+    else if ((type & 0xf0) === 0x90) items = type & 0x0f;
+    else if ((type & 0xe0) === 0xa0) return void take(type & 0x1f, "a string");
+    else if (type === 0xdc) items = u16();
+    else if (type === 0xdd) items = u32();
+    else if (type === 0xde) (items = u16()), (perItem = 2);
+    else if (type === 0xdf) (items = u32()), (perItem = 2);
+    if (items >= 0) {
+      if (depth >= maxDepth) fail(`nesting deeper than ${maxDepth}`, headerAt);
+      count(items, perItem, perItem === 2 ? "a map" : "an array", headerAt);
+      for (let i = 0; i < items * perItem; i++) skip(depth + 1);
+      return;
+    }
+    // A scalar, string, bin or ext: decoded and dropped (no container, so nothing larger than the input is built).
+    at = headerAt;
+    value(depth);
   };
 
   if (start < 0 || start > bytes.length) fail(`start ${start} outside the ${bytes.length} bytes`, 0);

@@ -86,6 +86,8 @@ function demangleCached(name: string): string {
 }
 
 const EMPTY_MAP: MsgpackMap = new Map();
+/** Keys no friendly field reads: not built when the whole maps are not kept. */
+const UNSHOWN_KEYS: ReadonlySet<string> = new Set([".args", "amdhsa.printf"]);
 
 export interface KernelListOptions {
   /**
@@ -137,7 +139,8 @@ export function listCodeObjectKernels(source: ByteSource, id: string, options: K
     processor = header.processor;
     codeObjectVersion = header.codeObjectVersion;
     const base = { id, ...(processor !== undefined ? { processor } : {}), ...(codeObjectVersion !== undefined ? { codeObjectVersion } : {}), size };
-    const metadata = readAmdgpuMetadata(source);
+    const keep = options.keepMetadata ?? true;
+    const metadata = readAmdgpuMetadata(source, keep ? {} : { skipKeys: UNSHOWN_KEYS });
     if (metadata === undefined) return { ...base, kernels: [], problem: { code: "NO_AMDGPU_METADATA", message: "no AMDGPU metadata note" } };
     if (metadata.format === "yaml") {
       return { ...base, kernels: [], problem: { code: "V2_METADATA_NOT_READ", message: "code object v2 metadata (YAML) not read", offset: metadata.noteOffset } };
@@ -151,7 +154,6 @@ export function listCodeObjectKernels(source: ByteSource, id: string, options: K
     }
     const version = metadataVersion(metadata.document);
     const limits = processor === undefined ? undefined : processorLimits(processor);
-    const keep = options.keepMetadata ?? true;
     const kernels = metadataKernels(metadata.document).map((k) => kernelInfo(k, sizes, limits, keep));
     return { ...base, ...(version !== undefined ? { metadataVersion: version } : {}), kernels };
   } catch (e) {

@@ -146,4 +146,22 @@ describe("msgpack", () => {
       expect(decodeMsgpackExactly(packed)).toBe(new TextDecoder().decode(bytes));
     }
   });
+
+  it("skipKeys: the entries are left out unbuilt, with the same checks as when built", () => {
+    const doc = new Map<string, unknown>([
+      ["keep", 1],
+      [".args", [new Map([["a", "x".repeat(300)]]), Uint8Array.of(1, 2), 2.5, -70000, { ext: 3, data: Uint8Array.of(9) }, null, true]],
+      ["also", new Map<string, unknown>([[".args", [1, 2]], ["k", "v"]])],
+    ]);
+    const bytes = encodeMsgpack(doc as never);
+    const skipped = decodeMsgpackExactly(bytes, { skipKeys: new Set([".args"]) });
+    expect(msgpackToJson(skipped)).toEqual({ keep: 1, also: { k: "v" } });
+    // A count the bytes cannot hold, inside a skipped value, is still refused (and at its offset).
+    const hostile = Uint8Array.of(0x81, 0xa5, 0x2e, 0x61, 0x72, 0x67, 0x73, 0xdd, 0xff, 0xff, 0xff, 0xff);
+    expect(() => decodeMsgpackExactly(hostile, { skipKeys: new Set([".args"]) })).toThrow(/offset 7/);
+    const deep = Uint8Array.of(0x81, 0xa1, 0x61, ...new Array(100).fill(0x91), 0);
+    expect(() => decodeMsgpackExactly(deep, { skipKeys: new Set(["a"]), maxDepth: 16 })).toThrow(/nesting deeper than 16/);
+    const truncated = Uint8Array.of(0x81, 0xa1, 0x61, 0xd9, 10, 0x41);
+    expect(() => decodeMsgpackExactly(truncated, { skipKeys: new Set(["a"]) })).toThrow(OffloadKitError);
+  });
 });

@@ -10,7 +10,7 @@ import { decodeAmdgpuMetadata, listNoteRegions, readAmdgpuMetadata, readNotes } 
 import { encodeMsgpack, msgpackToJson } from "../../../../src/formats/msgpack.js";
 import type { MsgpackInput } from "../../../../src/formats/msgpack.js";
 import { listCodeObjectKernels } from "../../../../src/kernels/kernels.js";
-import { attempt, plain } from "../plain.js";
+import { Disagreement, attempt, plain } from "../plain.js";
 import type { Rand } from "../rand.js";
 import { concat, latin1, u16, u32, u64 } from "../sample.js";
 import type { Field, Sample } from "../sample.js";
@@ -103,6 +103,10 @@ function codeObjectSample(r: Rand): Sample {
 function describe(input: Uint8Array, ctx: RunContext): unknown {
   const source = ctx.chunked ? chunkedSource(input) : bytesSource(input);
   const listed = listCodeObjectKernels(source, "x");
+  // The table's path (`.args` skipped unbuilt) must give the same friendly fields and the same problem.
+  const lean = listCodeObjectKernels(source, "x", { keepMetadata: false });
+  const strip = (l: typeof listed) => JSON.stringify(plain({ ...l, kernels: l.kernels.map(({ metadata: _m, ...k }) => k) }));
+  if (strip(listed) !== strip(lean)) throw new Disagreement("the kernel list without metadata maps differs from the full one");
   return {
     regions: attempt(() => listNoteRegions(source)),
     notes: attempt(() => readNotes(source)),
