@@ -1,7 +1,7 @@
 /**
- * The demangler against `llvm-cxxfilt-19`: every kernel name of Debian's librocrand (read by our own kernel
- * listing) must demangle exactly as llvm-cxxfilt prints it; the rate reached is recorded here and the test fails
- * below it. Hand-picked names cover the rest of the subset, and hostile names must give `undefined`, not throw.
+ * The demangler against `llvm-cxxfilt-19`: every kernel name of Debian's librocrand and librocsparse (read by our
+ * own kernel listing) must demangle exactly as llvm-cxxfilt prints it; the rates reached are recorded here and the
+ * test fails below them. Hand-picked names cover the rest of the subset, and hostile names must give `undefined`, not throw.
  */
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -15,6 +15,9 @@ import { HANG_MS } from "../limits.js";
 const LIBROCRAND = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
 /** Agreement reached over librocrand's kernel names (all 560, 80 distinct): every one. */
 const ROCRAND_AGREEMENT = 1.0;
+const LIBROCSPARSE = "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1";
+/** Agreement reached over librocsparse's 11,431 distinct kernel names (88,137 kernels): every one. */
+const ROCSPARSE_AGREEMENT = 1.0;
 
 function cxxfilt(names: readonly string[]): string[] {
   const run = runNative("llvm-cxxfilt-19", [], { input: Buffer.from(names.join("\n") + "\n") });
@@ -30,6 +33,15 @@ describe("demangle", () => {
     const want = cxxfilt(names);
     const agree = names.filter((n, i) => demangleOrKeep(n) === want[i]).length;
     expect(agree / names.length).toBeGreaterThanOrEqual(ROCRAND_AGREEMENT);
+  }, HANG_MS);
+
+  it.skipIf(!hasNative("llvm-cxxfilt-19") || !existsSync(LIBROCSPARSE))("agrees with llvm-cxxfilt-19 on every distinct kernel name of librocsparse", () => {
+    const found = withFile(LIBROCSPARSE, (s) => withCcobPrefetch({}, (hooks) => collectKernels(s, { ...hooks, keepMetadata: false })));
+    const names = [...new Set(found.codeObjects.flatMap((c) => c.kernels.map((k) => k.name)))];
+    expect(names.length).toBe(11431);
+    const want = cxxfilt(names);
+    const agree = names.filter((n, i) => demangleOrKeep(n) === want[i]).length;
+    expect(agree / names.length).toBeGreaterThanOrEqual(ROCSPARSE_AGREEMENT);
   }, HANG_MS);
 
   const samples = [
