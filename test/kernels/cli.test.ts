@@ -138,6 +138,34 @@ describe.skipIf(!hasNative("clang-19"))("offload-kit kernels / diff on clang-19 
   }, HANG_MS);
 });
 
+describe.skipIf(!["clang-19", "clang-offload-packager-19", "clang-offload-bundler-19"].every(hasNative))("offload-kit kernels: every container", () => {
+  it("a standalone code object, a compressed bundle (CCOB) and an offload binary give the same kernels", async () => {
+    const dir = scratchDir("kernels-containers-");
+    const hsaco = buildHip(dir, "one", TEST_KERNELS, ["gfx90a"], ["-O2", "--no-gpu-bundle-output"]);
+    const ccob = join(dir, "k.ccob");
+    const packed = join(dir, "k.out");
+    writeFileSync(join(dir, "empty"), "");
+    const bundler = spawnSync("clang-offload-bundler-19", ["-type=o", "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx90a",
+      `-input=${join(dir, "empty")}`, `-input=${hsaco}`, `-output=${ccob}`, "-compress"], { encoding: "utf8" });
+    expect(bundler.status, bundler.stderr).toBe(0);
+    const packager = spawnSync("clang-offload-packager-19", ["-o", packed, `--image=file=${hsaco},triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip`], { encoding: "utf8" });
+    expect(packager.status, packager.stderr).toBe(0);
+    const lists = [];
+    for (const file of [hsaco, ccob, packed]) {
+      const json = JSON.parse((await kit(dir, "kernels", file, "--json")).stdout);
+      expect(json.codeObjects.length, file).toBe(1);
+      lists.push(json.codeObjects[0].kernels.map((k: { name: string; vgprs: number; codeSize: number }) => [k.name, k.vgprs, k.codeSize]));
+    }
+    expect(lists[0]!.length).toBe(8);
+    expect(lists[1]).toEqual(lists[0]);
+    expect(lists[2]).toEqual(lists[0]);
+    const ccobJson = JSON.parse((await kit(dir, "kernels", ccob, "--json")).stdout);
+    expect(ccobJson.codeObjects[0].compressedAt).toBe(0);
+    const packedJson = JSON.parse((await kit(dir, "kernels", packed, "--json")).stdout);
+    expect(packedJson.codeObjects[0]).toMatchObject({ id: "hip-amdgcn-amd-amdhsa--gfx90a", image: 0 });
+  }, HANG_MS);
+});
+
 describe.skipIf(!existsSync(LIBROCRAND))("offload-kit kernels / diff on librocrand", () => {
   it("kernels of the library; diff against a copy pruned to gfx90a", async () => {
     const dir = scratchDir("kernels-rocrand-cli-");
