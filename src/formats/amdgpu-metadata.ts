@@ -35,7 +35,7 @@ const ELF64_HEADER_SIZE = 64;
 const ELF64_PHDR_SIZE = 56;
 const ELF64_SHDR_SIZE = 64;
 const NOTE_HEADER_SIZE = 12;
-/** A note region larger than this is refused (LLVM's AMDGPU notes are a few MB at most: librocsparse's largest is 3 MB). */
+/** A note region larger than this is refused: a metadata note grows with its kernels, and even a large library's stays far below it. */
 export const MAX_NOTE_REGION = 256 * 1024 * 1024;
 /** Deepest msgpack nesting a metadata document may have (it nests 4 deep; `.args` maps inside the kernel list). */
 export const METADATA_MAX_DEPTH = 16;

@@ -110,7 +110,7 @@ class Parser {
   }
 
   /** `<encoding>`: a function name and its parameters, or a data name. */
-  encoding(topLevel: boolean): string {
+  encoding(): string {
     this.enter();
     const name = this.name(true);
     if (this.at >= this.text.length || this.peek() === "E" || this.peek() === ".") {
@@ -126,7 +126,6 @@ class Parser {
     }
     const params = this.parameters();
     this.depth--;
-    void topLevel;
     if (!name.templated || name.special) return `${name.text}(${params})${name.qualifiers}`;
     return `${ret}${retRight === "" ? " " : ""}${name.text}(${params})${retRight}${name.qualifiers}`;
   }
@@ -232,7 +231,7 @@ class Parser {
   /** `Z <encoding> E <entity name> [<discriminator>]`, or `... E s` for a string literal. */
   local(encodingLevel: boolean): Name {
     this.expect("Z");
-    const outer = this.encoding(false);
+    const outer = this.encoding();
     this.expect("E");
     if (this.eat("s")) {
       this.discriminator();
@@ -367,7 +366,7 @@ class Parser {
   literal(): string {
     this.expect("L");
     if (this.eat("_Z")) {
-      const text = this.encoding(false);
+      const text = this.encoding();
       this.expect("E");
       return text;
     }
@@ -563,7 +562,7 @@ export function demangle(mangled: string): string | undefined {
   try {
     const special = SPECIAL_NAMES[mangled.slice(2, 4)];
     if (special !== undefined) parser.at = 4;
-    const text = special !== undefined ? special + print(parser.type()) : parser.encoding(true);
+    const text = special !== undefined ? special + print(parser.type()) : parser.encoding();
     if (parser.at === mangled.length) return text;
     if (parser.peek() === ".") return `${text} (${mangled.slice(parser.at)})`;
     return undefined;

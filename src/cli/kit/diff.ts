@@ -18,14 +18,14 @@ import { gatherKernels } from "../../kernels/node/gather.js";
 import type { Gathered } from "../../kernels/node/gather.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError } from "../io.js";
-import { runGuardedAsync } from "./package-inputs.js";
+import { hasErrors, runGuardedAsync } from "./package-inputs.js";
 import { printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
 import { EXIT_USAGE, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
 
 const NOT_DAMAGE = new Set(["NO_AMDGPU_METADATA", "V2_METADATA_NOT_READ"]);
 
-/** The code objects of one side, and whether anything on it could not be read (printed as errors). */
+/** The code objects of one side, and whether anything on it could not be read (each problem is printed). */
 function side(gathered: Gathered, report: (message: string) => void): { codeObjects: FoundCodeObject[]; trouble: boolean } {
   const codeObjects: FoundCodeObject[] = [];
   let trouble = false;
@@ -34,10 +34,8 @@ function side(gathered: Gathered, report: (message: string) => void): { codeObje
       report(path.error.message);
       trouble = true;
     }
-    for (const p of path.walk?.problems ?? []) {
-      report(`${p.name}: ${p.message}`);
-      trouble = true;
-    }
+    for (const p of path.walk?.problems ?? []) report(`${p.name}: ${p.message}`);
+    if (path.walk !== undefined && hasErrors(path.walk)) trouble = true;
     for (const item of path.items) {
       for (const c of item.codeObjects) {
         if (c.problem !== undefined && !NOT_DAMAGE.has(c.problem.code)) {
@@ -142,15 +140,12 @@ export const diff: Subcommand = {
     const json = flagValue(values, "json");
     const mangled = flagValue(values, "mangled");
     return runGuardedAsync(io, name, async () => {
-      let trouble = false;
-      const report = (message: string): void => {
-        printError(io, name, message);
-        trouble = true;
-      };
+      const report = (message: string): void => printError(io, name, message);
       const [ga, gb] = [await gatherKernels([files[0]!]), await gatherKernels([files[1]!])];
       const a = side(ga, report);
       const b = side(gb, report);
-      if (printUnreadable(io, name, ga.run) || printUnreadable(io, name, gb.run)) trouble = true;
+      const unreadable = [printUnreadable(io, name, ga.run), printUnreadable(io, name, gb.run)].some(Boolean);
+      const trouble = a.trouble || b.trouble || unreadable;
       const d = diffBuilds(a.codeObjects, b.codeObjects);
       if (json) io.stdout(`${JSON.stringify(diffJson(d, files[0]!, files[1]!), null, 2)}\n`);
       else {

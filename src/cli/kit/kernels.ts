@@ -16,7 +16,7 @@ import { OCCUPANCY_RULE } from "../../kernels/occupancy.js";
 import { gatherKernels } from "../../kernels/node/gather.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";
-import { printProblems, runGuardedAsync } from "./package-inputs.js";
+import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
 import { foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
 import { FOLDERS_HELP, JSON_OPTION, PATHS_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, plural, usageError } from "./common.js";
@@ -175,7 +175,7 @@ export const kernels: Subcommand = {
           printError(io, name, path.error.message);
           continue;
         }
-        if (path.walk !== undefined && (json ? path.walk.problems.length > 0 : printProblems(io, name, path.walk))) status = 1;
+        if (path.walk !== undefined && (json ? hasErrors(path.walk) : printProblems(io, name, path.walk))) status = 1;
         for (const item of path.items) {
           for (const p of item.problems) {
             printWarning(io, name, `${item.name}: at ${hex(p.offset)}: ${p.message}`);
