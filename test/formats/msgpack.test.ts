@@ -136,4 +136,32 @@ describe("msgpack", () => {
       }
     }
   });
+
+  it("decodes strings as TextDecoder does, on the short ASCII path and off it", () => {
+    const strings = ["", "a", ".vgpr_count", "x".repeat(64), "y".repeat(65), "\u00e9t\u00e9", "k\u{1f600}", "\u0000\u007f"];
+    for (const text of strings) expect(decodeMsgpackExactly(encodeMsgpack(text))).toBe(text);
+    // Bytes that are not UTF-8, short and long: replacement characters, as the non-fatal decoder gives.
+    for (const bytes of [Uint8Array.of(0x61, 0xff, 0x62), Uint8Array.of(...new Array(70).fill(0x61), 0xc3)]) {
+      const packed = Uint8Array.of(0xd9, bytes.length, ...bytes);
+      expect(decodeMsgpackExactly(packed)).toBe(new TextDecoder().decode(bytes));
+    }
+  });
+
+  it("skipKeys: the entries are left out unbuilt, with the same checks as when built", () => {
+    const doc = new Map<string, unknown>([
+      ["keep", 1],
+      [".args", [new Map([["a", "x".repeat(300)]]), Uint8Array.of(1, 2), 2.5, -70000, { ext: 3, data: Uint8Array.of(9) }, null, true]],
+      ["also", new Map<string, unknown>([[".args", [1, 2]], ["k", "v"]])],
+    ]);
+    const bytes = encodeMsgpack(doc as never);
+    const skipped = decodeMsgpackExactly(bytes, { skipKeys: new Set([".args"]) });
+    expect(msgpackToJson(skipped)).toEqual({ keep: 1, also: { k: "v" } });
+    // A count the bytes cannot hold, inside a skipped value, is still refused (and at its offset).
+    const hostile = Uint8Array.of(0x81, 0xa5, 0x2e, 0x61, 0x72, 0x67, 0x73, 0xdd, 0xff, 0xff, 0xff, 0xff);
+    expect(() => decodeMsgpackExactly(hostile, { skipKeys: new Set([".args"]) })).toThrow(/offset 7/);
+    const deep = Uint8Array.of(0x81, 0xa1, 0x61, ...new Array(100).fill(0x91), 0);
+    expect(() => decodeMsgpackExactly(deep, { skipKeys: new Set(["a"]), maxDepth: 16 })).toThrow(/nesting deeper than 16/);
+    const truncated = Uint8Array.of(0x81, 0xa1, 0x61, 0xd9, 10, 0x41);
+    expect(() => decodeMsgpackExactly(truncated, { skipKeys: new Set(["a"]) })).toThrow(OffloadKitError);
+  });
 });

@@ -1,0 +1,71 @@
+/**
+ * Every AMDGPU code object in a file, found by the one locator ls/sizes/extract/check use (src/inspect/locate.ts:
+ * bundle entries, compressed bundles, fat objects, offload binaries, standalone code objects, archive members),
+ * and its kernels (src/kernels/kernels.ts). Browser-safe: compressed bundles are opened by whatever
+ * `openCompressed` the caller gives (src/compress/node/decompress.ts in Node).
+ *
+ * A code object is read while its bytes are open (a compressed bundle's decompressed contents live only
+ * during the locator's call), so only the notes, headers and symbol table of one code object are held at once.
+ */
+import { readExact, sliceSource } from "../engine/source.js";
+import type { ByteSource } from "../engine/source.js";
+import { isAmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
+import { imageTargetId, locate } from "../inspect/locate.js";
+import type { LocateOptions, Location } from "../inspect/locate.js";
+import { listCodeObjectKernels } from "./kernels.js";
+import type { CodeObjectKernels, KernelListOptions } from "./kernels.js";
+
+/** A code object and where it was found. */
+export interface FoundCodeObject extends CodeObjectKernels {
+  /** The bundle's index in the file (as ls and extract count them), for bundle entries and standalone code objects. */
+  readonly bundle?: number;
+  /** The offload image's index, for offload binaries. */
+  readonly image?: number;
+  readonly section?: string;
+  readonly member?: string;
+  /** Set when it came out of a compressed bundle: that bundle's offset in the file. */
+  readonly compressedAt?: number;
+}
+
+export interface FileKernels {
+  readonly codeObjects: readonly FoundCodeObject[];
+  readonly location: Location;
+}
+
+function isCodeObject(source: ByteSource): boolean {
+  return source.size >= 64 && isAmdgpuCodeObject(readExact(source, 0, 20));
+}
+
+/** Lists the kernels of every code object in `input`. */
+export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries"> & KernelListOptions = {}): FileKernels {
+  const codeObjects: FoundCodeObject[] = [];
+  const location = locate(input, {
+    ...options,
+    onBundle: (bundle, contents) => {
+      for (const entry of bundle.entries) {
+        const bytes = sliceSource(contents, entry.offset, entry.size);
+        if (!isCodeObject(bytes)) continue;
+        codeObjects.push({
+          ...listCodeObjectKernels(bytes, entry.id, options),
+          bundle: bundle.index,
+          ...(bundle.section !== undefined ? { section: bundle.section } : {}),
+          ...(bundle.member !== undefined ? { member: bundle.member } : {}),
+          ...(bundle.compressed !== undefined ? { compressedAt: bundle.compressed.offset } : {}),
+        });
+      }
+    },
+    onOffloadBinaries: (run, images) => {
+      images.forEach((image, i) => {
+        const bytes = sliceSource(image.source, image.imageOffset, image.imageSize);
+        if (!isCodeObject(bytes)) return;
+        codeObjects.push({
+          ...listCodeObjectKernels(bytes, imageTargetId(run.images[i] ?? image), options),
+          image: run.images[i]?.index ?? image.index,
+          ...(run.section !== undefined ? { section: run.section } : {}),
+          ...(run.member !== undefined ? { member: run.member } : {}),
+        });
+      });
+    },
+  });
+  return { codeObjects, location };
+}
