@@ -36,7 +36,12 @@ export type Destination =
   | { readonly kind: "output"; readonly path: string }
   | { readonly kind: "out-dir"; readonly dir: string }
   | { readonly kind: "in-place" }
-  | { readonly kind: "dry-run" };
+  | { readonly kind: "dry-run" }
+  /**
+   * One output per input, chosen by the caller (src/trees/: a folder mirrored); an input left unchanged is
+   * written there only when `writeUnchanged`, else left to the caller (who hard-links it).
+   */
+  | { readonly kind: "outputs"; readonly outputs: readonly { readonly path: string; readonly writeUnchanged: boolean }[] };
 
 function sameFile(a: string, b: string): boolean {
   try {
@@ -53,6 +58,9 @@ export function destinations(inputs: readonly string[], destination: Destination
   switch (destination.kind) {
     case "dry-run":
       return inputs.map(() => undefined);
+    case "outputs":
+      if (destination.outputs.length !== inputs.length) throw new Error("destinations: one output per input");
+      return destination.outputs.map((o) => o.path);
     case "in-place": {
       const seen = new Set<string>();
       for (const input of inputs) {
@@ -297,6 +305,7 @@ export function editFiles<P extends PlannedEdit>(
         }
         // In place and unchanged: nothing to write, the file is already the output.
         if (destination.kind === "in-place" && planned.plan === undefined) return { input, output, planned, outputSize: source.size };
+        if (destination.kind === "outputs" && planned.plan === undefined && !destination.outputs[i]!.writeUnchanged) return { input, output, planned, outputSize: source.size };
         const file = open(output);
         if (planned.plan === undefined) copyRange(engine(), source, 0, source.size, file);
         else writePlan(planned.plan, source, file);
