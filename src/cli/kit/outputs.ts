@@ -83,7 +83,8 @@ export function sizeLine(edit: FileEdit<PlannedEdit>, dryRun: boolean): string {
   const inputSize = p.inputSize;
   const outputSize = edit.outputSize ?? inputSize;
   const saved = inputSize - outputSize;
-  const where = dryRun || edit.output === undefined ? "" : edit.output === edit.input ? " (in place)" : ` -> ${edit.output}`;
+  // Unchanged in place: nothing was written, so no "(in place)".
+  const where = dryRun || edit.output === undefined ? "" : edit.output === edit.input ? (p.plan === undefined ? "" : " (in place)") : ` -> ${edit.output}`;
   const verb = saved >= 0 ? (dryRun ? "would save" : "saves") : dryRun ? "would add" : "adds";
   const change = p.plan === undefined ? `${inputSize} bytes, unchanged` : `${inputSize} -> ${outputSize} bytes, ${verb} ${Math.abs(saved)} (${percent(Math.abs(saved), inputSize)})`;
   return `${edit.input}: ${p.container}${holdsText(entries)}, ${change}${dropsText(entries, dryRun)}${where}\n`;
