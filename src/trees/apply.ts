@@ -27,7 +27,7 @@ import type { FileGroup, PreparedInputs, TreePlan } from "./plan.js";
 import { linkLeavesTree } from "./walk.js";
 
 /** Planner errors that mean "nothing here this editor can change": in a folder, such a file is left as it is. */
-const NOT_EDITABLE = new Set(["NO_OFFLOAD_CONTENT", "NO_HIP_FATBIN"]);
+const NOT_EDITABLE = new Set(["NO_OFFLOAD_CONTENT", "NO_HIP_FATBIN", "ELF_UNSUPPORTED"]);
 
 /** What became of one folder named. */
 export interface TreeOutcome {
