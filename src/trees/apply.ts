@@ -19,7 +19,7 @@ import { OffloadKitError } from "../engine/errors.js";
 import type { ByteSource } from "../engine/source.js";
 import { fileError } from "../node/errors.js";
 import { editFiles } from "../prune/node.js";
-import type { CompressedAheads, FileEdit } from "../prune/node.js";
+import type { CompressedAheads, FileEdit, OpenedInputs } from "../prune/node.js";
 import type { PlannedEdit } from "../prune/index.js";
 import { createNamedTemporary, removeTemporary, settleTemporary } from "../process/temporaries.js";
 import { mirrorPath } from "./plan.js";
@@ -67,6 +67,8 @@ export interface ApplyOptions<P extends PlannedEdit> {
   /** Mirror: copy unchanged files instead of hard-linking them. */
   readonly copy?: boolean;
   readonly dryRun: boolean;
+  /** Package members named `pkg!member`, opened by the caller (src/packages/node/inputs.ts openNamedMember). */
+  readonly opened?: OpenedInputs;
 }
 
 let stagings = 0;
@@ -222,7 +224,7 @@ export function editPrepared<P extends PlannedEdit>(prepared: PreparedInputs, op
         outputs: destination.outputs.map((o, i) => (treeOf[i] === undefined ? o : { path: mirrorPath(stagingOf.get(treeOf[i]!)!, groupOf[i]!.names[0]!.rel), writeUnchanged: false })),
       };
     }
-    const edits = editFiles(inputs, destination, options.codecs, plan, options.check, options.ahead).map((edit, i) => {
+    const edits = editFiles(inputs, destination, options.codecs, plan, options.check, options.ahead, options.opened).map((edit, i) => {
       const t = treeOf[i];
       if (t === undefined) return edit;
       // Report the mirror's final path, not the staging folder's.

@@ -15,7 +15,7 @@ import { listValue, stringValue } from "../args.js";
 import { runGuarded } from "../io.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
 import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, printEditReport } from "./outputs.js";
+import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, openMembers, printEditReport } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
   return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
@@ -36,9 +36,12 @@ export async function runTransform(operation: "compress" | "decompress", values:
   const codecs = await loadNodeCodecs();
   const plan = (source: ByteSource, input: string) => planTransform(source, { version, level, codecs, name: input }, operation);
   let prepared: PreparedInputs;
+  let members: Awaited<ReturnType<typeof openMembers>> | undefined;
   try {
+    members = await openMembers(files);
     prepared = prepareInputs(files, destination);
   } catch (e) {
+    members?.close();
     return runGuarded(io, name, () => {
       throw e;
     });
@@ -47,11 +50,12 @@ export async function runTransform(operation: "compress" | "decompress", values:
   const ahead = operation === "compress" ? await compressAhead(prepared.inputs, prepared.destination, plan) : undefined;
   try {
     return runGuarded(io, name, () => {
-      const result = editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead });
+      const result = editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead, opened: members.opened });
       return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } });
     });
   } finally {
     ahead?.close();
+    members.close();
   }
 }
 

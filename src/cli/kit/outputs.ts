@@ -9,7 +9,9 @@ import type { PathsEdit, TreeOutcome } from "../../trees/apply.js";
 import type { EntryOutcome } from "../../prune/index.js";
 import type { OptionSpec, OptionValue } from "../args.js";
 import { flagValue, parseLlvmInt, stringValue } from "../args.js";
-import type { Destination, FileEdit } from "../../prune/node.js";
+import type { Destination, FileEdit, OpenedInputs } from "../../prune/node.js";
+import type { ByteSource } from "../../engine/source.js";
+import { openNamedMember } from "../../packages/node/inputs.js";
 import type { CliIO } from "../io.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { printError, printWarning } from "../io.js";
@@ -273,4 +275,25 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
     if (wantsTotal(result)) report(totalText(total, byGpu, dryRun));
   }
   return edits.some((e) => e.error !== undefined) || unreadable ? 1 : 0;
+}
+
+/**
+ * The inputs named `pkg!member` (as `ls` prints them), each member kept for the edit (memory, or a temporary
+ * file past 16 MiB); `close` drops them all. Only the members' own bytes are edited: the output is a plain file.
+ */
+export async function openMembers(files: readonly string[]): Promise<{ readonly opened: OpenedInputs; close(): void }> {
+  const opened = new Map<string, ByteSource & { close(): void }>();
+  const close = () => {
+    for (const member of opened.values()) member.close();
+  };
+  try {
+    for (const file of files) {
+      const member = await openNamedMember(file);
+      if (member !== undefined) opened.set(file, member);
+    }
+  } catch (e) {
+    close();
+    throw e;
+  }
+  return { opened, close };
 }
