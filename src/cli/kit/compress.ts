@@ -6,16 +6,16 @@
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { planTransform } from "../../prune/index.js";
 import { compressAhead } from "../../prune/node.js";
+import type { CompressedAheads } from "../../prune/node.js";
 import type { ByteSource } from "../../engine/source.js";
 import { editPrepared } from "../../trees/apply.js";
 import { prepareInputs } from "../../trees/plan.js";
-import type { PreparedInputs } from "../../trees/plan.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
 import { listValue, stringValue } from "../args.js";
-import { runGuarded } from "../io.js";
+import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
 import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, openMembers, printEditReport } from "./outputs.js";
+import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, openMembers, printEditReport } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
   return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
@@ -35,28 +35,22 @@ export async function runTransform(operation: "compress" | "decompress", values:
   }
   const codecs = await loadNodeCodecs();
   const plan = (source: ByteSource, input: string) => planTransform(source, { version, level, codecs, name: input }, operation);
-  let prepared: PreparedInputs;
-  let members: Awaited<ReturnType<typeof openMembers>> | undefined;
-  try {
-    members = await openMembers(files);
-    prepared = prepareInputs(files, destination);
-  } catch (e) {
-    members?.close();
-    return runGuarded(io, name, () => {
-      throw e;
-    });
-  }
-  // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
-  const ahead = operation === "compress" ? await compressAhead(prepared.inputs, prepared.destination, plan) : undefined;
-  try {
-    return runGuarded(io, name, () => {
-      const result = editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead, opened: members.opened });
-      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } });
-    });
-  } finally {
-    ahead?.close();
-    members.close();
-  }
+  return runGuardedAsync(io, name, async () => {
+    // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
+    const zipped = await editZipPackages(files, destination, { codecs, plan });
+    const members = await openMembers(zipped.rest);
+    let ahead: CompressedAheads | undefined;
+    try {
+      const prepared = prepareInputs(zipped.rest, destination);
+      // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
+      ahead = operation === "compress" ? await compressAhead(prepared.inputs, prepared.destination, plan) : undefined;
+      const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead, opened: members.opened });
+      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } }, zipped.packages);
+    } finally {
+      ahead?.close();
+      members.close();
+    }
+  });
 }
 
 export const compress: Subcommand = {

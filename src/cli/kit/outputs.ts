@@ -10,6 +10,12 @@ import type { EntryOutcome } from "../../prune/index.js";
 import type { OptionSpec, OptionValue } from "../args.js";
 import { flagValue, parseLlvmInt, stringValue } from "../args.js";
 import type { Destination, FileEdit, OpenedInputs } from "../../prune/node.js";
+import { destinations } from "../../prune/node.js";
+import type { Codecs } from "../../compress/codecs.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { namedDirectory } from "../../inspect/node/folders.js";
+import { editZipPackage, isZipFile } from "../../packages/node/edit-zip.js";
+import type { ZipPackageEdit } from "../../packages/node/edit-zip.js";
 import type { ByteSource } from "../../engine/source.js";
 import { openNamedMember } from "../../packages/node/inputs.js";
 import type { CliIO } from "../io.js";
@@ -216,6 +222,43 @@ function reportStream(destination: Destination, io: CliIO): (text: string) => vo
   return destination.kind === "output" && destination.path === "-" ? (text) => io.stderr(text) : (text) => io.stdout(text);
 }
 
+/** The zip packages named (src/packages/node/edit-zip.ts), edited before the other inputs. */
+export type PackageEdits<P extends PlannedEdit> = readonly ZipPackageEdit<P>[];
+
+/**
+ * Edits each zip package among `files` into a package of the same kind at its destination (as a file's:
+ * -o, --out-dir, --in-place; nothing in a dry run); returns them and the other inputs.
+ */
+export async function editZipPackages<P extends PlannedEdit>(
+  files: readonly string[],
+  destination: Destination,
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
+): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
+  const zips = files.filter((f) => !namedDirectory(f) && isZipFile(f));
+  if (zips.length === 0) return { packages: [], rest: files };
+  if (destination.kind === "output" && files.length > 1) {
+    throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${files.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
+  }
+  const outputs = destinations(zips, destination);
+  const packages: ZipPackageEdit<P>[] = [];
+  for (let i = 0; i < zips.length; i++) packages.push(await editZipPackage(zips[i]!, outputs[i], options));
+  return { packages, rest: files.filter((f) => !zips.includes(f)) };
+}
+
+/** `x.whl: zip package, 5 members, 2 with device code, RECORD rewritten, 1000 -> 800 bytes, saves 200 (20.0%) -> y.whl`. */
+export function packageEditLine(edit: ZipPackageEdit<PlannedEdit>, dryRun: boolean): string {
+  const saved = edit.inputSize - edit.outputSize;
+  const verb = saved >= 0 ? (dryRun ? "would save" : "saves") : dryRun ? "would add" : "adds";
+  const changed = edit.edits.filter((e) => e.planned?.plan !== undefined).length;
+  const parts = [
+    `zip package, ${plural(edit.members, "member")}, ${edit.withDeviceCode} with device code, ${changed} ${dryRun ? "would change" : "changed"}`,
+    ...(edit.record === undefined ? [] : [`${edit.record} ${dryRun ? "would be " : ""}rewritten`]),
+    changed === 0 ? `${edit.inputSize} bytes, unchanged` : `${edit.inputSize} -> ${edit.outputSize} bytes, ${verb} ${Math.abs(saved)} (${percent(Math.abs(saved), edit.inputSize)})`,
+  ];
+  const where = dryRun || edit.output === undefined ? "" : edit.output === edit.input ? (changed === 0 ? "" : " (in place)") : ` -> ${edit.output}`;
+  return `${edit.input}: ${parts.join(", ")}${where}\n`;
+}
+
 export interface ReportOptions<P extends PlannedEdit> {
   readonly json: boolean;
   readonly dryRun: boolean;
@@ -236,10 +279,20 @@ export interface ReportOptions<P extends PlannedEdit> {
 }
 
 /** The report of prune, compress and decompress; returns the exit status (1 when some file failed). */
-export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, result: PathsEdit<P>, options: ReportOptions<P>): number {
-  const { edits, trees } = result;
+export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, result: PathsEdit<P>, options: ReportOptions<P>, packages: PackageEdits<P> = []): number {
+  const { trees } = result;
   const { json, dryRun, verbose, report } = options;
-  const total = editTotal(edits);
+  const memberEdits = packages.flatMap((p) => p.edits);
+  const edits = [...memberEdits, ...result.edits];
+  // The total counts packages by their own bytes (members are inside them).
+  const files = editTotal(result.edits);
+  const total: EditTotal = {
+    files: files.files + packages.length,
+    changed: files.changed + packages.filter((p) => p.edits.some((e) => e.planned?.plan !== undefined)).length,
+    inputSize: files.inputSize + packages.reduce((n, p) => n + p.inputSize, 0),
+    outputSize: files.outputSize + packages.reduce((n, p) => n + p.outputSize, 0),
+    saved: files.saved + packages.reduce((n, p) => n + p.inputSize - p.outputSize, 0),
+  };
   const byGpu = options.byGpu ? droppedByGpu(edits) : undefined;
   const unreadable = trees.some((t) => t.unreadable.length > 0);
   for (const warning of options.warnings) printWarning(io, name, warning);
@@ -249,6 +302,7 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
       dryRun,
       files: edits.map((e) => ({ ...editJson(e, trees), ...(e.planned === undefined || options.fileJson === undefined ? {} : options.fileJson(e.planned)) })),
       ...(trees.length === 0 ? {} : { folders: trees.map(treeJson) }),
+      ...(packages.length === 0 ? {} : { packages: packages.map((p) => ({ input: p.input, output: p.output ?? null, format: "zip", members: p.members, withDeviceCode: p.withDeviceCode, record: p.record ?? null, inputSize: p.inputSize, outputSize: p.outputSize, saved: p.inputSize - p.outputSize })) }),
       total,
       ...(byGpu === undefined ? {} : { droppedByGpu: byGpu }),
       warnings: options.warnings,
@@ -272,7 +326,8 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
       if (notes > 0) report(`(${plural(notes, "note")} on these files: see --verbose)\n`);
     }
     for (const tree of trees) report(treeLine(tree, dryRun));
-    if (wantsTotal(result)) report(totalText(total, byGpu, dryRun));
+    for (const p of packages) report(packageEditLine(p, dryRun));
+    if (wantsTotal(result) || packages.length > 0) report(totalText(total, byGpu, dryRun));
   }
   return edits.some((e) => e.error !== undefined) || unreadable ? 1 : 0;
 }

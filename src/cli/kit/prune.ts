@@ -12,12 +12,13 @@ import type { FileEdit } from "../../prune/node.js";
 import { editPrepared } from "../../trees/apply.js";
 import { prepareInputs } from "../../trees/plan.js";
 import { flagValue, listValue } from "../args.js";
-import { runGuarded } from "../io.js";
+import { runGuardedAsync } from "./package-inputs.js";
+import type { ByteSource } from "../../engine/source.js";
 import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
 import type { NativeGpuSearch } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
 import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, entryGpu, openMembers, printEditReport } from "./outputs.js";
+import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, entryGpu, openMembers, printEditReport } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
 function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PlannedPrune>[]): string[] {
@@ -69,35 +70,30 @@ export const prune: Subcommand = {
     if (native !== undefined && native.gpus.length === 0) return usageError(io, name, noNativeGpuMessage(native, `--${mode}`));
     const { destination, level, dryRun } = options;
     const codecs = await loadNodeCodecs();
-    let members: Awaited<ReturnType<typeof openMembers>>;
-    try {
-      members = await openMembers(files);
-    } catch (e) {
-      return runGuarded(io, name, () => {
-        throw e;
-      });
-    }
-    try {
-      return runGuarded(io, name, () => {
-        const selection = parseSelection(mode, native === undefined ? listed : listed.flatMap((g) => (g.trim() === "native" ? native.gpus.map((n) => n.targetId) : [g])));
-        const notes = native === undefined ? [] : [`--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`];
-        const warnings: string[] = [];
-        const prepared = prepareInputs(files, destination);
-        const inputs = prepared.inputs;
-        const result = editPrepared(prepared, {
-          codecs, dryRun, copy: options.copy, opened: members.opened,
-          plan: (source, input) => planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level }),
-          check: (done) => {
-            if (done.length === 0) return;
-            const unmatched = unmatchedGpus(selection, done);
-            if (unmatched.length === selection.gpus.length) {
-              const what = files.length === 1 && inputs.length === 1 ? files[0] : inputs.length === 1 ? inputs[0] : `any of the ${inputs.length} inputs`;
-              throw new OffloadKitError("SELECTION_MATCHES_NOTHING",
-                `${selectionText(selection)} matches no entry in ${what}; nothing ${dryRun ? "would be" : "was"} written`, { field: `--${selection.mode}` });
-            }
-            for (const gpu of unmatched) warnings.push(`--${selection.mode}: no entry in the inputs is for ${gpu}`);
-          },
-        });
+    return runGuardedAsync(io, name, async () => {
+      const selection = parseSelection(mode, native === undefined ? listed : listed.flatMap((g) => (g.trim() === "native" ? native.gpus.map((n) => n.targetId) : [g])));
+      const notes = native === undefined ? [] : [`--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`];
+      const warnings: string[] = [];
+      const plan = (source: ByteSource, input: string) => planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), codecs, name: input, level });
+      const check = (done: readonly FileEdit<PlannedPrune>[]) => {
+        if (done.length === 0) return;
+        const unmatched = unmatchedGpus(selection, done);
+        if (unmatched.length === selection.gpus.length) {
+          const what = done.length === 1 ? done[0]!.input : `any of the ${done.length} inputs`;
+          throw new OffloadKitError("SELECTION_MATCHES_NOTHING",
+            `${selectionText(selection)} matches no entry in ${what}; nothing ${dryRun ? "would be" : "was"} written`, { field: `--${selection.mode}` });
+        }
+        for (const gpu of unmatched) {
+          const warning = `--${selection.mode}: no entry in the inputs is for ${gpu}`;
+          if (!warnings.includes(warning)) warnings.push(warning);
+        }
+      };
+      // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
+      const zipped = await editZipPackages(files, destination, { codecs, plan, check });
+      const members = await openMembers(zipped.rest);
+      try {
+        const prepared = prepareInputs(zipped.rest, destination);
+        const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, opened: members.opened, plan, check });
         return printEditReport(io, name, result, {
           ...options, warnings, notes, byGpu: true,
           head: {
@@ -111,10 +107,10 @@ export const prune: Subcommand = {
             entries: planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), gpu: entryGpu(o), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
             droppedBytes: planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
           }),
-        });
-      });
-    } finally {
-      members.close();
-    }
+        }, zipped.packages);
+      } finally {
+        members.close();
+      }
+    });
   },
 };
