@@ -147,6 +147,23 @@ describe.skipIf(python === undefined)("a wheel in, a wheel out", () => {
   });
 });
 
+describe.skipIf(python === undefined)("zip64", () => {
+  it("a zip of more than 65535 members keeps its zip64 end records; Python reads every member", async () => {
+    py(String.raw`
+import sys, zipfile
+with zipfile.ZipFile("many.zip", "w") as z:
+  z.write(sys.argv[1], "lib/app", zipfile.ZIP_DEFLATED)
+  for i in range(65600): z.writestr(f"f/{i}", b"")
+`, join(HOSTS, "app"));
+    expect(readZip(bytesSource(readFileSync(join(dir, "many.zip")))).zip64).toBe(true);
+    const run = await kit("prune", "--keep=gfx90a", "-o", "many.out.zip", "many.zip");
+    expect([run.code, run.stderr]).toEqual([0, ""]);
+    const index = readZip(bytesSource(readFileSync(join(dir, "many.out.zip"))));
+    expect([index.zip64, index.members.length]).toEqual([true, 65601]);
+    expect(py("import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(z.testzip(), len(z.namelist()))", "many.out.zip")).toBe("None 65601\n");
+  }, 120_000);
+});
+
 describe("RECORD rows", () => {
   it("rewrites the rows of changed members only, quoting as Python's csv does", () => {
     const record = 'a/x.so,sha256=old,10\n"a/b, c.so",sha256=old2,20\nREADME,sha256=keep,3\nt.dist-info/RECORD,,\n';

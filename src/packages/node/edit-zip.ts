@@ -82,7 +82,8 @@ function crc32(bytes: Uint8Array, crc = 0): number {
 
 /** A member's bytes, for reading at random: a slice when stored, inflated (and kept) when deflated. */
 async function memberSource(source: ByteSource, member: ZipMember, name: string): Promise<(ByteSource & { close(): void }) | undefined> {
-  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/")) return undefined;
+  // Folders, empty files, encrypted members and methods not read hold no device code offload-kit can edit.
+  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0) return undefined;
   const start = zipDataOffset(source, member);
   if (member.method === 0) return { ...sliceSource(source, start, member.size), close() {} };
   const spooled = await nodeSpooler().spool(nodeDecoders().inflateRaw(sourceChunks(source, start, member.compressedSize)), member.size, name);
@@ -263,7 +264,8 @@ export async function editZipPackage<P extends PlannedEdit>(
     const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
     if (output !== undefined) {
       outputSize = withOutputs((open) => {
-        const out = open(output);
+        // Many small pieces (headers, small members): written through a 1 MiB buffer.
+        const out = open(output, { bufferSize: 1 << 20 });
         const sink: ZipRewriteSink = {
           get position() {
             return out.position;

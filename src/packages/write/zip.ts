@@ -102,7 +102,7 @@ function endRecord(source: ByteSource): { readonly offset: number; readonly comm
  */
 export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: ReadonlyMap<number, ReplacedMember>, sink: ZipRewriteSink): number {
   const members = index.members;
-  const dirStart = members.length === 0 ? endRecord(source).offset : Math.min(...members.map((m) => m.centralOffset));
+  const dirStart = members.reduce((low, m) => Math.min(low, m.centralOffset), endRecord(source).offset);
   const byLocal = members.map((m, i) => ({ m, i })).sort((a, b) => a.m.localOffset - b.m.localOffset);
   const newLocal = new Array<number>(members.length);
   for (let k = 0; k < byLocal.length; k++) {
@@ -141,14 +141,18 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
   }
 
   const directoryOffset = sink.position;
+  // The old directory, read once (one read, not two per member: a wheel may hold 100,000 files).
+  const { offset: endOffset, comment } = endRecord(source);
+  const oldDirectory = readExact(source, dirStart, Math.max(0, endOffset - dirStart));
   for (let i = 0; i < members.length; i++) {
     const m = members[i]!;
-    const fixed = readExact(source, m.centralOffset, CENTRAL_SIZE);
+    const at = m.centralOffset - dirStart;
+    const fixed = oldDirectory.subarray(at, at + CENTRAL_SIZE);
     const f = dataView(fixed);
     const nameLength = f.getUint16(28, true);
     const extraLength = f.getUint16(30, true);
     const commentLength = f.getUint16(32, true);
-    const rest = readExact(source, m.centralOffset + CENTRAL_SIZE, nameLength + extraLength + commentLength);
+    const rest = oldDirectory.subarray(at + CENTRAL_SIZE, at + CENTRAL_SIZE + nameLength + extraLength + commentLength);
     const replacement = replaced.get(i);
     const size = replacement?.size ?? m.size;
     const compressedSize = replacement?.compressedSize ?? m.compressedSize;
@@ -175,7 +179,6 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     sink.write(rest.subarray(nameLength + extraLength));
   }
   const directorySize = sink.position - directoryOffset;
-  const { comment } = endRecord(source);
   const needs64 = index.zip64 || members.length >= 0xffff || directorySize >= MAX32 || directoryOffset >= MAX32;
   if (needs64) {
     const record = new Uint8Array(56);
