@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { bytesSource } from "../../src/engine/source.js";
-import { readZip, zipDataOffset } from "../../src/packages/zip.js";
+import { readZip } from "../../src/packages/zip.js";
 import { rewriteRecord } from "../../src/packages/node/edit-zip.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
 import { HOSTS } from "./build.js";

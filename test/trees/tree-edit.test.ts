@@ -154,7 +154,7 @@ describe("prune over a folder", () => {
   });
 
   it("--dry-run writes nothing and reports the numbers the real run then reports (--json: files, folders, total, per GPU, warnings, notes)", () => {
-    const { work, venv } = tree();
+    const { work } = tree();
     const before = snapshot(work);
     const dry = kit(work, "prune", ...KEEP, "--dry-run", "--json", "venv");
     expect([dry.code, dry.stderr]).toEqual([0, ""]);
