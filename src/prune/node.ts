@@ -36,7 +36,12 @@ export type Destination =
   | { readonly kind: "output"; readonly path: string }
   | { readonly kind: "out-dir"; readonly dir: string }
   | { readonly kind: "in-place" }
-  | { readonly kind: "dry-run" };
+  | { readonly kind: "dry-run" }
+  /**
+   * One output per input, chosen by the caller (src/trees/: a folder mirrored); an input left unchanged is
+   * written there only when `writeUnchanged`, else left to the caller (who hard-links it).
+   */
+  | { readonly kind: "outputs"; readonly outputs: readonly { readonly path: string; readonly writeUnchanged: boolean }[] };
 
 function sameFile(a: string, b: string): boolean {
   try {
@@ -53,6 +58,9 @@ export function destinations(inputs: readonly string[], destination: Destination
   switch (destination.kind) {
     case "dry-run":
       return inputs.map(() => undefined);
+    case "outputs":
+      if (destination.outputs.length !== inputs.length) throw new Error("destinations: one output per input");
+      return destination.outputs.map((o) => o.path);
     case "in-place": {
       const seen = new Set<string>();
       for (const input of inputs) {
@@ -101,7 +109,12 @@ export function destinations(inputs: readonly string[], destination: Destination
  * the mode its output takes: a regular file's own (an executable library stays executable), none for a stream
  * (the output is a new file). `--in-place` needs a regular file: renaming over a pipe would replace the pipe.
  */
-function openInput(path: string, inPlace: boolean): { source: FileSource; mode: number | undefined } {
+function openInput(path: string, inPlace: boolean, opened?: OpenedInputs): { source: ByteSource & { close(): void }; mode: number | undefined } {
+  const member = opened?.get(path);
+  if (member !== undefined) {
+    if (inPlace) throw new OffloadKitError("NOT_A_FILE", `'${path}': a package member cannot be replaced in place (write it out with -o or --out-dir)`, { field: "--in-place" });
+    return { source: member, mode: undefined };
+  }
   // An interrupted in-place edit of this very file is finished before it is read (src/node/journal.ts).
   if (inPlace) removeStaleTemporaries(dirname(resolve(path)));
   let stat;
@@ -117,6 +130,9 @@ function openInput(path: string, inPlace: boolean): { source: FileSource; mode: 
 function withName(path: string, e: unknown): unknown {
   return e instanceof OffloadKitError && !e.message.startsWith(path) ? new OffloadKitError(e.code, `${path}: ${e.message}`, { offset: e.offset, field: e.field, cause: e }) : e;
 }
+
+/** Inputs the caller opened itself (a package member named `pkg!member`), by the name given; editFiles closes each after use. */
+export type OpenedInputs = ReadonlyMap<string, ByteSource & { close(): void }>;
 
 export interface FileEdit<P extends PlannedEdit> {
   readonly input: string;
@@ -258,16 +274,17 @@ export function editFiles<P extends PlannedEdit>(
   check?: (edits: readonly FileEdit<P>[]) => void,
   /** Fat binaries compressed before planning (compressAhead); the caller closes them. */
   ahead?: CompressedAheads,
+  opened?: OpenedInputs,
 ): FileEdit<P>[] {
   const outputs = destinations(inputs, destination);
   if (destination.kind === "dry-run") {
     const edits = inputs.map((input): FileEdit<P> => {
-      let source: FileSource | undefined;
+      let source: (ByteSource & { close(): void }) | undefined;
       const spool: { current?: CompressedSpool } = {};
       try {
-        source = openInput(input, false).source;
-        const opened = source;
-        const planned = planSpooled(() => plan(opened, input), spool, ahead?.byInput.get(input));
+        source = openInput(input, false, opened).source;
+        const open = source;
+        const planned = planSpooled(() => plan(open, input), spool, ahead?.byInput.get(input));
         const p = planned.plan;
         const outputSize = p === undefined ? source.size : p.compress === undefined ? p.size : materialize(p, source, codecs).length;
         return { input, output: undefined, planned, outputSize };
@@ -286,7 +303,7 @@ export function editFiles<P extends PlannedEdit>(
   return withOutputs((open) => {
     const edits = inputs.map((input, i): FileEdit<P> => {
       const output = outputs[i]!;
-      const { source, mode } = openInput(input, destination.kind === "in-place");
+      const { source, mode } = openInput(input, destination.kind === "in-place", opened);
       const spool: { current?: CompressedSpool } = {};
       try {
         let planned: P;
@@ -297,6 +314,7 @@ export function editFiles<P extends PlannedEdit>(
         }
         // In place and unchanged: nothing to write, the file is already the output.
         if (destination.kind === "in-place" && planned.plan === undefined) return { input, output, planned, outputSize: source.size };
+        if (destination.kind === "outputs" && planned.plan === undefined && !destination.outputs[i]!.writeUnchanged) return { input, output, planned, outputSize: source.size };
         const file = open(output);
         if (planned.plan === undefined) copyRange(engine(), source, 0, source.size, file);
         else writePlan(planned.plan, source, file);

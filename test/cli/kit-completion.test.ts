@@ -73,7 +73,7 @@ describe("offload-kit completion", () => {
     const model = completionModel({ check, prune, sizes });
     const pruneModel = model.find((c) => c.name === "prune")!;
     // Every option --help shows, generic ones included, and nothing hidden.
-    const shown = prune.spec().options.filter((o) => !o.positional && !o.hidden).map((o) => o.name);
+    const shown = prune.spec().options.filter((o) => !o.positional && !o.hidden).flatMap((o) => [o.name, ...(o.aliases ?? []).map((a) => a.name)]);
     expect(pruneModel.options.map((o) => o.name).sort()).toEqual([...shown, "help", "version"].sort());
     expect(pruneModel.options.find((o) => o.name === "keep")!.value).toEqual({ kind: "gpus", list: true });
     expect(pruneModel.options.find((o) => o.name === "out-dir")!.value).toEqual({ kind: "dirs" });
@@ -97,7 +97,7 @@ describe("bash: sourced and called as bash calls it", () => {
 
   it("options of prune, value-taking ones with their '='", () => {
     expect(bashComplete("offload-kit prune --")).toEqual(
-      ["--allow-empty", "--drop=", "--drop-ptx", "--dry-run", "--help", "--in-place", "--json", "--keep=", "--level=", "--out-dir=", "--version"]);
+      ["--allow-empty", "--copy", "--drop=", "--drop-ptx", "--dry-run", "--help", "--in-place", "--json", "--keep=", "--level=", "--out-dir=", "--verbose", "--version"]);
     expect(bashComplete("offload-kit prune -")).toContain("-o");
     expect(bashComplete("offload-kit prune --k")).toEqual(["--keep="]);
   });

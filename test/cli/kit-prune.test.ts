@@ -52,14 +52,24 @@ describe("offload-kit prune", () => {
     expect(inPlace.stderr).toMatch(/not a regular file \(--in-place replaces a file\)/);
   });
 
-  it("--dry-run says what would go and the bytes saved, and writes nothing", () => {
+  it("--dry-run says what would go and the bytes saved, and writes nothing: one line per file and a total; entries under -v", () => {
     const dir = workdir();
     const before = listing(dir);
-    const run = kit(dir, "prune", "--keep=gfx90a", "--dry-run", "lib.bundle", "other.bundle");
-    expect([run.code, run.stderr]).toEqual([0, ""]);
     const size = writeBinaryBundle(ENTRIES, 4096).length;
     const after = writeBinaryBundle([ENTRIES[0], ENTRIES[2]], 4096).length;
-    expect(run.stdout).toContain(`lib.bundle: bundle, ${size} -> ${after} bytes, saves ${size - after}`);
+    const otherSize = writeBinaryBundle([ENTRIES[0], ENTRIES[2], ENTRIES[3]], 1).length;
+    const otherAfter = writeBinaryBundle([ENTRIES[0], ENTRIES[2]], 1).length;
+    const summary = kit(dir, "prune", "--keep=gfx90a", "--dry-run", "lib.bundle", "other.bundle");
+    expect([summary.code, summary.stderr]).toEqual([0, ""]);
+    const saved = size - after + otherSize - otherAfter;
+    expect(summary.stdout).toBe(
+      `lib.bundle: bundle (4 entries: host, gfx906, gfx90a:xnack-, gfx1100), ${size} -> ${after} bytes, would save ${size - after} (${(100 * (size - after) / size).toFixed(1)}%); would drop gfx906, gfx1100\n` +
+      `other.bundle: bundle (3 entries: host, gfx90a:xnack-, gfx1100), ${otherSize} -> ${otherAfter} bytes, would save ${otherSize - otherAfter} (${(100 * (otherSize - otherAfter) / otherSize).toFixed(1)}%); would drop gfx1100\n` +
+      `total: 2 files, 2 would change, ${size + otherSize} -> ${after + otherAfter} bytes, would save ${saved} (${(100 * saved / (size + otherSize)).toFixed(1)}%)\n` +
+      "  code that would be dropped, by GPU: gfx906 1 entry 5000 bytes; gfx1100 2 entries 4000 bytes\n");
+    const run = kit(dir, "prune", "--keep=gfx90a", "--dry-run", "-v", "lib.bundle", "other.bundle");
+    expect([run.code, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toContain(`lib.bundle: bundle (4 entries: host, gfx906, gfx90a:xnack-, gfx1100), ${size} -> ${after} bytes, would save ${size - after}`);
     expect(run.stdout).toMatch(/would drop +hip-amdgcn-amd-amdhsa--gfx906 +5000 bytes/);
     expect(run.stdout).toMatch(/kept +hip-amdgcn-amd-amdhsa--gfx90a:xnack- +3000 bytes/);
     expect(run.stdout).toMatch(/host +host-x86_64-unknown-linux-gnu- +4 bytes/);
@@ -94,7 +104,7 @@ describe("offload-kit prune", () => {
     const r = spawnSync(process.execPath, [BIN, "prune", "--keep=gfx1100", "lib.bundle", "-o", "-"], { cwd: dir, timeout: HANG_MS });
     expect(r.status).toBe(0);
     expect(new Uint8Array(r.stdout)).toEqual(writeBinaryBundle([ENTRIES[0], ENTRIES[3]], 4096));
-    expect(r.stderr.toString()).toContain("lib.bundle: bundle, ");
+    expect(r.stderr.toString()).toContain("lib.bundle: bundle (4 entries: ");
   });
 
   it("--in-place replaces each input, keeping its mode", () => {
@@ -191,7 +201,7 @@ describe("offload-kit compress / decompress", () => {
     expect([c.code, c.stderr]).toEqual([0, ""]);
     expect(c.stdout).toMatch(/^lib\.bundle: bundle, \d+ -> \d+ bytes, saves \d+ .*\(in place\)\n$/);
     expect(isCompressedBundle(new Uint8Array(readFileSync(join(dir, "lib.bundle"))))).toBe(true);
-    expect(kit(dir, "compress", "--in-place", "lib.bundle").stdout).toContain("lib.bundle: bundle, unchanged");
+    expect(kit(dir, "compress", "--in-place", "lib.bundle").stdout).toMatch(/^lib\.bundle: bundle, \d+ bytes, unchanged\n$/);
     expect(kit(dir, "decompress", "--in-place", "lib.bundle").code).toBe(0);
     expect(readFileSync(join(dir, "lib.bundle"))).toEqual(original);
   });

@@ -223,7 +223,7 @@ describe("prune --keep=native / --drop=native", () => {
     kfdNode(m, 0, 0, 0);
     kfdNode(m, 1, 90010, 0x04000000);
     const file = bundleFile(m, "p.bundle", [G("gfx90a:sramecc+"), G("gfx90a:sramecc-"), G("gfx1030")]);
-    const r = run(m, ["prune", "--keep=native", "--dry-run", file]);
+    const r = run(m, ["prune", "--keep=native", "--dry-run", "-v", file]);
     expect(r.code).toBe(0);
     const nodes = join(m.sysfs, "class/kfd/kfd/topology/nodes");
     expect(r.stderr).toContain(`offload-kit prune: note: --keep=native: gfx90a:sramecc+ (from ${nodes}/1)\n`);

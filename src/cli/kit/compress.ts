@@ -5,21 +5,20 @@
  */
 import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { planTransform } from "../../prune/index.js";
-import { compressAhead, editFiles } from "../../prune/node.js";
-import type { CompressedAheads, Destination } from "../../prune/node.js";
-import type { PlannedEdit } from "../../prune/index.js";
+import { compressAhead } from "../../prune/node.js";
+import type { CompressedAheads } from "../../prune/node.js";
 import type { ByteSource } from "../../engine/source.js";
-import type { Codecs } from "../../compress/codecs.js";
-import type { CliIO } from "../io.js";
+import { editPrepared } from "../../trees/apply.js";
+import { prepareInputs } from "../../trees/plan.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
 import { listValue, stringValue } from "../args.js";
-import { printError, runGuarded } from "../io.js";
+import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
+import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, openMembers, printEditReport } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
-  return { overview, options: [FILES_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
+  return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
 }
 
 export async function runTransform(operation: "compress" | "decompress", values: Record<string, OptionValue>, { name, io }: SubcommandContext): Promise<number> {
@@ -27,7 +26,7 @@ export async function runTransform(operation: "compress" | "decompress", values:
   if (files.length === 0) return usageError(io, name, "no input files");
   const options = editOptions(values, io);
   if (typeof options === "string") return usageError(io, name, options);
-  const { destination, level, json, dryRun, report } = options;
+  const { destination, level, dryRun } = options;
   let version: 2 | 3 | undefined;
   const format = stringValue(values, "format");
   if (format !== "") {
@@ -36,39 +35,21 @@ export async function runTransform(operation: "compress" | "decompress", values:
   }
   const codecs = await loadNodeCodecs();
   const plan = (source: ByteSource, input: string) => planTransform(source, { version, level, codecs, name: input }, operation);
-  // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
-  const ahead = operation === "compress" ? await compressAhead(files, destination, plan) : undefined;
-  try {
-    return runEdits(operation, files, destination, codecs, plan, ahead, { name, io, json, dryRun, report });
-  } finally {
-    ahead?.close();
-  }
-}
-
-function runEdits(
-  operation: "compress" | "decompress",
-  files: readonly string[],
-  destination: Destination,
-  codecs: Codecs,
-  plan: (source: ByteSource, input: string) => PlannedEdit,
-  ahead: CompressedAheads | undefined,
-  { name, io, json, dryRun, report }: { name: string; io: CliIO; json: boolean; dryRun: boolean; report: (text: string) => void },
-): number {
-  return runGuarded(io, name, () => {
-    const edits = editFiles(files, destination, codecs, plan, undefined, ahead);
-    if (json) {
-      report(`${JSON.stringify({ operation, dryRun, files: edits.map(editJson) }, null, 2)}\n`);
-    } else {
-      for (const e of edits) {
-        if (e.error !== undefined) {
-          printError(io, name, e.error.message);
-          continue;
-        }
-        report(sizeLine(e, dryRun));
-        for (const note of e.planned!.notes) report(`  note: ${note}\n`);
-      }
+  return runGuardedAsync(io, name, async () => {
+    // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
+    const zipped = await editZipPackages(files, destination, { codecs, plan });
+    const members = await openMembers(zipped.rest);
+    let ahead: CompressedAheads | undefined;
+    try {
+      const prepared = prepareInputs(zipped.rest, destination);
+      // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
+      ahead = operation === "compress" ? await compressAhead(prepared.inputs, prepared.destination, plan) : undefined;
+      const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead, opened: members.opened });
+      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } }, zipped.packages);
+    } finally {
+      ahead?.close();
+      members.close();
     }
-    return edits.some((e) => e.error !== undefined) ? 1 : 0;
   });
 }
 

@@ -9,16 +9,17 @@ import { loadNodeCodecs } from "../../compress/node/codecs.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
 import type { PlannedPrune, Selection } from "../../prune/index.js";
-import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
+import { editPrepared } from "../../trees/apply.js";
+import { prepareInputs } from "../../trees/plan.js";
 import { flagValue, listValue } from "../args.js";
-import { printError, printWarning, runGuarded } from "../io.js";
-import type { CliIO } from "../io.js";
+import { runGuardedAsync } from "./package-inputs.js";
+import type { ByteSource } from "../../engine/source.js";
 import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
 import type { NativeGpuSearch } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
-import { FILES_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
-import { LEVEL_OPTION, OUTPUT_OPTIONS, editJson, editOptions, sizeLine } from "./outputs.js";
+import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, entryGpu, openMembers, printEditReport } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
 function unmatchedGpus(selection: Selection, edits: readonly FileEdit<PlannedPrune>[]): string[] {
@@ -40,16 +41,12 @@ function resolveNative(list: readonly string[], env: NodeJS.ProcessEnv): NativeG
   return list.some((g) => g.trim() === "native") ? findNativeGpus(env) : undefined;
 }
 
-function printNote(io: CliIO, name: string, message: string): void {
-  io.stderr(`${name}: note: ${message}\n`);
-}
-
 export const prune: Subcommand = {
   summary: "Keep only the code objects some GPUs load: --keep=GPU,... | --drop=GPU,... FILE... (-o OUT | --out-dir=DIR | --in-place) [--dry-run] [--json].",
   spec: () => ({
-    overview: "offload-kit prune: keep the code objects the listed GPUs would load (--keep), or drop them (--drop)\n",
+    overview: `offload-kit prune: keep the code objects the listed GPUs would load (--keep), or drop them (--drop)\n\n${EDIT_FOLDERS_HELP}`,
     options: [
-      FILES_OPTION,
+      PATHS_OPTION,
       { name: "keep", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs to keep code for (gfx90a means either xnack/sramecc setting; gfx1100 also keeps gfx11-generic; native: this machine's)", category },
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
@@ -73,50 +70,49 @@ export const prune: Subcommand = {
     // Looked for only once the command line is known to be good: it may run offload-arch or rocminfo.
     const native = resolveNative(listed, io.env);
     if (native !== undefined && native.gpus.length === 0) return usageError(io, name, noNativeGpuMessage(native, `--${mode}`));
-    const { destination, level, json, dryRun, report } = options;
+    const { destination, level, dryRun } = options;
     const codecs = await loadNodeCodecs();
-    return runGuarded(io, name, () => {
+    return runGuardedAsync(io, name, async () => {
       const selection = parseSelection(mode, native === undefined ? listed : listed.flatMap((g) => (g.trim() === "native" ? native.gpus.map((n) => n.targetId) : [g])));
-      if (native !== undefined) printNote(io, name, `--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`);
+      const notes = native === undefined ? [] : [`--${mode}=native: ${native.gpus.map(describeNativeGpu).join(", ")}`];
       const warnings: string[] = [];
-      const edits = editFiles(files, destination, codecs, (source, input) =>
-        planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), dropPtx: flagValue(values, "drop-ptx"), codecs, name: input, level }), (done) => {
+      const plan = (source: ByteSource, input: string) => planPrune(source, { selection, allowEmpty: flagValue(values, "allow-empty"), dropPtx: flagValue(values, "drop-ptx"), codecs, name: input, level });
+      const check = (done: readonly FileEdit<PlannedPrune>[]) => {
         if (done.length === 0) return;
         const unmatched = unmatchedGpus(selection, done);
         if (unmatched.length === selection.gpus.length) {
+          const what = done.length === 1 ? done[0]!.input : `any of the ${done.length} inputs`;
           throw new OffloadKitError("SELECTION_MATCHES_NOTHING",
-            `${selectionText(selection)} matches no entry in ${files.length === 1 ? files[0] : `any of the ${files.length} inputs`}; nothing ${dryRun ? "would be" : "was"} written`, { field: `--${selection.mode}` });
+            `${selectionText(selection)} matches no entry in ${what}; nothing ${dryRun ? "would be" : "was"} written`, { field: `--${selection.mode}` });
         }
-        for (const gpu of unmatched) warnings.push(`--${selection.mode}: no entry in the inputs is for ${gpu}`);
-      });
-      for (const warning of warnings) printWarning(io, name, warning);
-      if (json) {
-        report(`${JSON.stringify({
-          selection: {
-            mode: selection.mode, gpus: selection.gpus.map((g) => g.text),
-            ...(native === undefined ? {} : { native: native.gpus.map((n) => ({ id: n.targetId, source: n.source, where: n.where, count: n.count })) }),
+        for (const gpu of unmatched) {
+          const warning = `--${selection.mode}: no entry in the inputs is for ${gpu}`;
+          if (!warnings.includes(warning)) warnings.push(warning);
+        }
+      };
+      // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
+      const zipped = await editZipPackages(files, destination, { codecs, plan, check });
+      const members = await openMembers(zipped.rest);
+      try {
+        const prepared = prepareInputs(zipped.rest, destination);
+        const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, opened: members.opened, plan, check });
+        return printEditReport(io, name, result, {
+          ...options, warnings, notes, byGpu: true,
+          head: {
+            selection: {
+              mode: selection.mode, gpus: selection.gpus.map((g) => g.text),
+              ...(native === undefined ? {} : { native: native.gpus.map((n) => ({ id: n.targetId, source: n.source, where: n.where, count: n.count })) }),
+            },
           },
-          dryRun,
-          files: edits.map((e) => ({
-            ...editJson(e),
-            ...(e.planned === undefined ? {} : {
-              entries: e.planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
-              droppedBytes: e.planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
-            }),
-          })),
-        }, null, 2)}\n`);
-      } else {
-        for (const e of edits) {
-          if (e.error !== undefined) {
-            printError(io, name, e.error.message);
-            continue;
-          }
-          report(sizeLine(e, dryRun));
-          report(entryLines(e.planned!, dryRun));
-          for (const note of e.planned!.notes) report(`  note: ${note}\n`);
-        }
+          rows: (planned) => entryLines(planned, dryRun),
+          fileJson: (planned) => ({
+            entries: planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), gpu: entryGpu(o), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
+            droppedBytes: planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
+          }),
+        }, zipped.packages);
+      } finally {
+        members.close();
       }
-      return edits.some((e) => e.error !== undefined) ? 1 : 0;
     });
   },
 };

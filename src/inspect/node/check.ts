@@ -222,12 +222,22 @@ export function holdsOffloadCode(location: Location): boolean {
 
 /** checkFile with the verdicts of one run (a directory's files share them). */
 export function checkWith(path: string, verdict: (id: string) => EntryVerdict, options: CheckOptions): CheckedInput {
+  return checkSourceWith(path, (use) => withFile(path, use), verdict, options);
+}
+
+/** checkWith over bytes opened by the caller (a package member named `pkg!member`), reported under `path`. */
+export function checkSourceWith(
+  path: string,
+  open: <T>(use: (source: ByteSource) => T) => T,
+  verdict: (id: string) => EntryVerdict,
+  options: CheckOptions,
+): CheckedInput {
   const engine = options.engine ?? defaultEngine();
   let location: Location;
   let fatBinaries: CheckedFatBinary[] = [];
   let entries: CheckedEntry[] = [];
   try {
-    location = withFile(path, (source) => {
+    location = open((source) => {
       const found = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
       entries = entriesOf(found, verdict);
       fatBinaries = fatBinariesOf(found, entries, source);

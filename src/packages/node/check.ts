@@ -11,13 +11,13 @@ import type { GpuConfig } from "../../inspect/check.js";
 import type { ScanProblem } from "../../inspect/scan.js";
 import { locate } from "../../inspect/locate.js";
 import { statSync } from "node:fs";
-import { checkPaths, checkWith, entriesOf, fatBinariesOf, filePasses, isDamagedOffloadFile, verdictsFor } from "../../inspect/node/check.js";
+import { checkPaths, checkSourceWith, checkWith, entriesOf, fatBinariesOf, filePasses, isDamagedOffloadFile, verdictsFor } from "../../inspect/node/check.js";
 import type { CheckOptions, CheckRun, CheckedEntry, CheckedFatBinary, CheckedInput } from "../../inspect/node/check.js";
 import type { Location } from "../../inspect/locate.js";
 import { isCaptureMiss } from "../../inspect/stream-locate.js";
 import type { EntryVerdict } from "../../inspect/check.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
-import { forEachInput } from "./inputs.js";
+import { forEachInput, openNamedMember, splitMemberPath } from "./inputs.js";
 import { readExact } from "../../engine/source.js";
 import { FileSource } from "../../node/file-source.js";
 import { sniffPackage } from "../walk.js";
@@ -153,5 +153,27 @@ async function checkPackageWith(path: string, verdict: (id: string) => EntryVerd
  * as any other file without it).
  */
 export function checkPathsWithPackages(paths: readonly string[], gpu: GpuConfig, options: CheckOptions = {}): Promise<CheckRun> {
-  return checkPaths(paths, gpu, options, (path, verdict) => (isPackageFile(path) ? checkPackageWith(path, verdict) : checkWith(path, verdict, options)));
+  return checkPaths(paths, gpu, options, (path, verdict) => {
+    if (splitMemberPath(path) !== undefined) return checkMemberWith(path, verdict, options);
+    return isPackageFile(path) ? checkPackageWith(path, verdict) : checkWith(path, verdict, options);
+  });
+}
+
+/** A `pkg!member` name as `ls` prints it: that member checked as a file of that name. */
+async function checkMemberWith(path: string, verdict: (id: string) => EntryVerdict, options: CheckOptions): Promise<CheckedInput> {
+  let member: Awaited<ReturnType<typeof openNamedMember>>;
+  try {
+    member = await openNamedMember(path);
+  } catch (e) {
+    if (!isOffloadKitError(e)) throw e;
+    // Reported as a file that cannot be read is.
+    return checkSourceWith(path, () => {
+      throw e;
+    }, verdict, options);
+  }
+  try {
+    return checkSourceWith(path, (use) => use(member!), verdict, options);
+  } finally {
+    member?.close();
+  }
 }
