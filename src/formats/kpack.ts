@@ -231,12 +231,17 @@ export type KpackZstdDecoder = (frame: Uint8Array, size: number) => Uint8Array;
  * The code object of one entry: its bytes (`none`) or its frame decoded (`zstd-per-kernel`, which needs
  * `decode` and the entry's `original_size`). A decoded size other than `original_size` is an error.
  */
-export function readKpackEntry(source: ByteSource, archive: KpackArchive, entry: KpackEntry, decode?: KpackZstdDecoder): Uint8Array {
+export function readKpackEntry(
+  source: ByteSource,
+  compression: KpackCompression,
+  entry: Pick<KpackEntry, "key" | "arch" | "offset" | "size" | "originalSize">,
+  decode?: KpackZstdDecoder,
+): Uint8Array {
   const stored = readExact(source, entry.offset, entry.size);
-  if (archive.compression === "none") return stored;
+  if (compression === "none") return stored;
   if (decode === undefined) throw kpackError("KPACK_NO_DECODER", "zstd-per-kernel archive and no zstd decoder", entry.offset, "zstd");
   if (entry.originalSize === undefined) {
-    throw kpackError("KPACK_BAD_TOC", `toc['${entry.key}']['${entry.arch}'] of a zstd archive has no original_size`, archive.tocOffset, "original_size");
+    throw kpackError("KPACK_BAD_TOC", `toc['${entry.key}']['${entry.arch}'] of a zstd archive has no original_size`, entry.offset, "original_size");
   }
   const out = decode(stored, entry.originalSize);
   if (out.length !== entry.originalSize) {

@@ -36,6 +36,8 @@ export interface FatBinaryOrigin {
 
 /** Whether `bundle` is a fat binary by the rule above. */
 export function isFatBinary(bundle: LocatedBundle): boolean {
+  // A kpack'd host's HIPK wrapper is a fat binary whose code objects are in archives; an archive's key is not one.
+  if (bundle.format === "kpack") return bundle.kpack?.wrapper !== undefined;
   if (bundle.section !== undefined) return bundle.section.startsWith(HIP_FATBIN_SECTION);
   // A standalone code object is device code itself, not a fat binary a host program registers.
   return bundle.member === undefined && bundle.format !== "object" && bundle.format !== "code-object";

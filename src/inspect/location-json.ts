@@ -20,7 +20,7 @@ export interface EntryJson {
 
 export interface BundleJson {
   readonly index: number;
-  readonly format: "binary" | "text" | "object" | "code-object";
+  readonly format: "binary" | "text" | "object" | "code-object" | "kpack";
   readonly offset: number;
   readonly size: number;
   readonly comment?: string;

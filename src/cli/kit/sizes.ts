@@ -22,6 +22,7 @@ import { hasErrors, packageLine, printProblems, problemsJson, runGuardedAsync } 
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
 import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, usageError } from "./common.js";
+import { withKpackHost } from "../../kpack/node/location.js";
 
 const GROUPINGS = ["target", "processor", "bundle"] as const;
 type Grouping = (typeof GROUPINGS)[number];
@@ -122,7 +123,8 @@ async function sizeFile(path: string, json: boolean, by: Grouping): Promise<Size
     let report: unknown;
     let offload = false;
     const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
-      const location = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      const located = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      const location = member === undefined ? withKpackHost(path, source, located) : located;
       if (holdsOffloadCode(location)) offload = true;
       const sized = fileSizes(itemName, location);
       if (member === undefined) {

@@ -23,12 +23,13 @@ import { withFile } from "../../node/file-source.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { forEachPath } from "./folders.js";
 import type { WalkError } from "./folders.js";
+import { withKpackHost } from "../../kpack/node/location.js";
 
 export type { WalkError } from "./folders.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
-  | "offload binary" | "embedded offload binaries" | "code object" | "none";
+  | "offload binary" | "embedded offload binaries" | "code object" | "kpack archive" | "kpack'd host" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */
@@ -110,6 +111,7 @@ function kindOf(location: Location): InputKind {
     if (bundle.format === "text") return "text bundle";
     if (bundle.format === "object") return "fat object";
     if (bundle.format === "code-object") return "code object";
+    if (bundle.format === "kpack") return bundle.kpack?.wrapper !== undefined ? "kpack'd host" : "kpack archive";
     return bundle.offset === 0 && bundle.section === undefined ? "bundle" : "embedded bundles";
   }
   if (run !== undefined) return run.offset === 0 && run.section === undefined ? "offload binary" : "embedded offload binaries";
@@ -226,7 +228,8 @@ export function checkWith(path: string, verdict: (id: string) => EntryVerdict, o
   let entries: CheckedEntry[] = [];
   try {
     location = withFile(path, (source) => {
-      const found = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
+      const located = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
+      const found = withKpackHost(path, source, located);
       entries = entriesOf(found, verdict);
       fatBinaries = fatBinariesOf(found, entries, source);
       return found;
