@@ -9,6 +9,7 @@
  * |---|---|
  * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*`, `.nv_fatbin`, `__nv_relfatbin` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). Nothing else in the file is searched: the toolchains put device code only in these sections, and other sections hold the magics as data (libamdhip64's `.rodata` has the string `__CLANG_OFFLOAD_BUNDLE__`, libLLVM's code the OffloadBinary magic), so an ELF file with a section table and none of these sections holds no device code. Only an ELF file without a section table, or whose section table cannot be read, is walked whole |
  * | archive (`!<arch>`) | each member in turn, by the same rules (nested archives up to 8 deep); thin archives' members live in other files and are not followed |
+ * | rocm-kpack archive (`KPAK`) | its TOC (src/formats/kpack.ts): one `kpack` bundle per key, its code objects as entries; blobs are not searched. A kpack'd host binary's code objects are in such archives beside it on disk: src/kpack/node/location.ts adds them for files, the locator itself reads only the one file |
  * | anything else | walked whole, as one region |
  *
  * A region is walked by hopping: at each magic (`__CLANG_OFFLOAD_BUNDLE__`, `CCOB`, `10 FF 10 AD`) the

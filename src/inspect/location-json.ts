@@ -8,7 +8,7 @@ import type { AmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import { byteStringToUnicode } from "../formats/bytes.js";
 import { objdumpImageKindName, offloadKindText } from "../formats/offload-binary.js";
 import type { Location, SearchedRegion } from "./locate.js";
-import type { CompressedBundleInfo, FoundOffloadImage, ScanProblem } from "./scan.js";
+import type { CompressedBundleInfo, FoundOffloadImage, KpackBundleInfo, KpackEntryInfo, ScanProblem } from "./scan.js";
 
 export interface EntryJson {
   readonly id: string;
@@ -16,6 +16,8 @@ export interface EntryJson {
   readonly offset: number;
   readonly size: number;
   readonly align: number;
+  /** A kpack code object: its archive (for a kpack'd host's), key, architecture and stored bytes. */
+  readonly kpack?: KpackEntryInfo;
 }
 
 export interface BundleJson {
@@ -30,6 +32,8 @@ export interface BundleJson {
   readonly member?: string;
   /** `code-object`: what its ELF header says. */
   readonly codeObject?: AmdgpuCodeObject;
+  /** `kpack`: the TOC key, and for a kpack'd host the HIPK wrapper. */
+  readonly kpack?: KpackBundleInfo;
   readonly entries: readonly EntryJson[];
 }
 
@@ -81,8 +85,9 @@ export function locationJson(path: string, report: Location): LocationJson {
       ...(b.align !== undefined ? { align: b.align } : {}),
       ...(b.compressed !== undefined ? { compressed: b.compressed } : {}),
       ...(b.codeObject !== undefined ? { codeObject: b.codeObject } : {}),
+      ...(b.kpack !== undefined ? { kpack: b.kpack } : {}),
       ...where(b),
-      entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
+      entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align, ...(e.kpack !== undefined ? { kpack: e.kpack } : {}) })),
     })),
     offloadBinaries: report.offloadBinaries.map((run) => ({
       ...run,
