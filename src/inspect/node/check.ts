@@ -99,6 +99,11 @@ export interface CheckOptions {
   /** Only entries of this offload kind count (hip and hipv4 are one). */
   readonly kind?: string;
   readonly engine?: Engine;
+  /**
+   * The GPUs a kpack'd host binary's archives are searched for, as rocm-kpack's runtime is given them (the agent's
+   * ISA name, `gfx90a:sramecc+:xnack-`): only what it would load is checked. Without them, every installed archive.
+   */
+  readonly kpackGpus?: readonly string[];
 }
 
 function kindOf(location: Location): InputKind {
@@ -229,7 +234,7 @@ export function checkWith(path: string, verdict: (id: string) => EntryVerdict, o
   try {
     location = withFile(path, (source) => {
       const located = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
-      const found = withKpackHost(path, source, located);
+      const found = withKpackHost(path, source, located, { ...(options.kpackGpus !== undefined ? { gpus: options.kpackGpus } : {}) });
       entries = entriesOf(found, verdict);
       fatBinaries = fatBinariesOf(found, entries, source);
       return found;
