@@ -91,11 +91,14 @@ describe("search as rocm-kpack's runtime searches", () => {
     // test_lib_gfx90a:xnack-.kpack) serves it first, without app's keys. The runtime stops there: app loads nothing.
     expect(on(app, "gfx90a:sramecc+:xnack-")).toEqual(Array(3).fill("kernel-not-found"));
     expect(on(app, "gfx906")).toEqual(Array(3).fill(resolve(TREE, ".kpack/test_lib_gfx906.kpack")));
-    expect(on(app, "gfx1100")).toEqual(Array(3).fill("archive-not-found"));
-    // libk's gfx90a code is filed under gfx90a:xnack-: a GPU named plain gfx90a tries only 'gfx90a'.
+    expect(on(app, "gfx1030")).toEqual(Array(3).fill("archive-not-found"));
+    // The group's gfx1100 archive is libk's: found for gfx1100, without app's keys.
+    expect(on(app, "gfx1100")).toEqual(Array(3).fill("kernel-not-found"));
+    // libk's gfx90a code is filed under gfx90a:xnack-: a GPU named plain gfx90a (or xnack+) tries 'gfx90a', app's archive.
     expect(on(lib, "gfx90a:xnack-")).toEqual([resolve(TREE, ".kpack/test_lib_gfx90a:xnack-.kpack")]);
-    expect(on(lib, "gfx90a")).toEqual(["archive-not-found"]);
-    expect(on(lib, "gfx90a:xnack+")).toEqual(["archive-not-found"]);
+    expect(on(lib, "gfx90a")).toEqual(["kernel-not-found"]);
+    expect(on(lib, "gfx90a:xnack+")).toEqual(["kernel-not-found"]);
+    expect(on(lib, "gfx1100")).toEqual([resolve(TREE, ".kpack/test_lib_gfx1100.kpack")]);
     // An archive serving the GPU but without the key ends the search: rocm-kpack's gfx900 test archive has no stage/bin/app.
     const noop = join(FIXTURES, "kpack/runtime/test_noop.kpack");
     expect(on(app, "gfx900", { ROCM_KPACK_PATH: noop })).toEqual(Array(3).fill("kernel-not-found"));
