@@ -79,7 +79,10 @@ export function withKpackHost(path: string, source: ByteSource, location: Locati
   const resolved = resolveKpackHost(path, source, options);
   if (resolved === undefined) return location;
   if ("problem" in resolved) return { ...location, problems: [...location.problems, resolved.problem] };
-  const bundles: LocatedBundle[] = [...location.bundles];
+  // With every wrapper HIPK, what is left in .hip_fatbin is registered by nothing: stale bytes of partial pages
+  // (rocm-kpack), or the header-only bundles holding our own split's markers (src/kpack/node/split.ts).
+  const stale = (b: { readonly section?: string }) => resolved.host.hipfWrappers === 0 && b.section !== undefined && b.section.startsWith(".hip_fatbin");
+  const bundles: LocatedBundle[] = location.bundles.filter((b) => !stale(b)).map((b, index) => ({ ...b, index }));
   const problems: ScanProblem[] = [...location.problems];
   for (const opened of resolved.resolution.archives) {
     if (opened.error !== undefined) problems.push({ offset: 0, code: opened.error.code, message: `${shown(opened.path)}: ${opened.error.message}` });
