@@ -313,8 +313,8 @@ export function extractSource(source: ByteSource, input: string, options: Extrac
     });
     // A kpack'd host binary given or found on disk: the code objects its wrappers find in archives beside it.
     const location = options.kpackHostPath !== undefined ? withKpackHost(options.kpackHostPath, source, located) : located;
-    for (const bundle of location.bundles.slice(located.bundles.length)) {
-      if (bundle.entries.length === 0) continue;
+    for (const bundle of location.bundles) {
+      if (bundle.kpack?.wrapper === undefined || bundle.entries.length === 0) continue;
       const read = kpackHostContents(bundle);
       for (const entry of read.bundle.entries) {
         ids.add(entry.id);
