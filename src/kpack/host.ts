@@ -101,11 +101,25 @@ function isElf64Le(head: Uint8Array): boolean {
  */
 export function readKpackHost(source: ByteSource): KpackHost | undefined {
   if (!isElf64Le(readExact(source, 0, Math.min(source.size, 6)))) return undefined;
-  const elf = openLinkedElf(source);
+  // Only a linked ELF file rocm-kpack could have edited is looked at: any other (an object, a file the ELF
+  // editor cannot read) is simply not a kpack'd host, and the locator reports what is wrong with it.
+  let elf: LinkedElf;
+  try {
+    elf = openLinkedElf(source);
+  } catch (e) {
+    if (e instanceof OffloadKitError) return undefined;
+    throw e;
+  }
   const segment = elf.sections.find((s) => s.name === ".hipFatBinSegment");
   const markerSection = elf.sections.some((s) => s.name === KPACK_MARKER_SECTION);
   if (segment === undefined) return undefined;
-  const bytes = sectionBytes(elf, segment);
+  let bytes: Uint8Array;
+  try {
+    bytes = sectionBytes(elf, segment);
+  } catch (e) {
+    if (e instanceof OffloadKitError) return undefined;
+    throw e;
+  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let relocs: Map<number, number | "in-place"> | undefined;
   const wrappers: KpackWrapper[] = [];
