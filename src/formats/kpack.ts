@@ -257,6 +257,8 @@ export interface KpackWriteEntry {
   readonly data: Uint8Array;
   /** Stored instead of `data` for `zstd-per-kernel` (one zstd frame of `data`). */
   readonly frame?: Uint8Array;
+  /** `original_size` when `data` is not given in full (a frame kept as it was, not decoded); `data.length` by default. */
+  readonly originalSize?: number;
   readonly metadata?: { readonly target?: string; readonly source_prefix?: string };
 }
 
@@ -300,7 +302,7 @@ export function writeKpackArchive(entries: readonly KpackWriteEntry[], options: 
   entries.forEach((entry, ordinal) => {
     const arches = toc.get(entry.key) ?? new Map<string, MsgpackInput>();
     if (arches.has(entry.arch)) throw new OffloadKitError("KPACK_DUPLICATE", `kpack: kernel already exists for ${entry.key} @ ${entry.arch}`);
-    arches.set(entry.arch, { type: "hsaco", ordinal, original_size: entry.data.length, ...(entry.metadata !== undefined ? { metadata: { ...entry.metadata } } : {}) });
+    arches.set(entry.arch, { type: "hsaco", ordinal, original_size: entry.originalSize ?? entry.data.length, ...(entry.metadata !== undefined ? { metadata: { ...entry.metadata } } : {}) });
     toc.set(entry.key, arches);
   });
   const tocOffset = KPACK_BLOB_ALIGNMENT + blobLength;

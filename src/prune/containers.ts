@@ -11,6 +11,7 @@
  * | archive | each member by the member table below | each bundle member |
  * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
+ * | rocm-kpack `.kpack` archive | src/kpack/prune.ts | refused |
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
@@ -32,6 +33,8 @@ import type { PruneContext } from "./outcome.js";
 import { planOf } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
 import { pickBundle } from "./swap.js";
+import { isKpackArchive } from "../formats/kpack.js";
+import { pruneKpackArchive } from "../kpack/prune.js";
 import type { ReplaceContext } from "./swap.js";
 
 export interface CompressContext {
@@ -143,8 +146,18 @@ const linkedElf: Container = {
   decompress: (bytes, ctx, where) => editLinkedElf("decompress", bytes, ctx, where),
 };
 
+/** A rocm-kpack `.kpack` archive: its code objects for dropped GPUs leave it (src/kpack/prune.ts). */
+const kpackArchive: Container = {
+  name: "kpack archive",
+  matches: isKpackArchive,
+  prune: (bytes, ctx, where) => pruneKpackArchive(bytes, ctx, where),
+  replace: refuse("kpack archives", "replacing"),
+  compress: refuse("kpack archives", "compressing"),
+  decompress: (bytes) => bytes,
+};
+
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, fatObject, offloadingObject, kpackArchive];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {
