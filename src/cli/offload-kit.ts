@@ -14,7 +14,7 @@ import { compress } from "./kit/compress.js";
 import { decompress } from "./kit/decompress.js";
 import { replace } from "./kit/replace.js";
 import { extract } from "./kit/extract.js";
-import { kpack } from "./kit/kpack.js";
+import { kpack, unkpack } from "./kit/kpack.js";
 import { ls } from "./kit/ls.js";
 import { prune } from "./kit/prune.js";
 import { recover } from "./kit/recover.js";
@@ -23,7 +23,7 @@ import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 import { verify } from "./kit/verify.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, kpack, completion: completionCommand(() => COMMANDS) };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, kpack, unkpack, completion: completionCommand(() => COMMANDS) };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

@@ -69,6 +69,28 @@ describe("offload-kit kpack", () => {
     expect((await kit("check", "--gpu=gfx1100", "zstd/stage/bin/app")).code).toBe(1);
   });
 
+  it("unkpack puts the code objects back: the same entries as before the split, and it still runs", async () => {
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "undo/stage/bin/app"));
+    expect((await kit("kpack", "undo/stage", "--group=g", "--compression=zstd-per-kernel")).code).toBe(0);
+    const run = await kit("unkpack", "undo/stage/bin/app");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.toString()).toContain("3 wrappers, 6 code objects put back");
+    expect(readKpackHost(bytesSource(new Uint8Array(readFileSync(join(dir, "undo/stage/bin/app")))))).toBeUndefined();
+    expect((await kit("extract", "--out-dir=undo-out", "undo/stage/bin/app")).code).toBe(0);
+    const names = readdirSync(join(dir, "undo-out")).sort();
+    // The host entries come back too (empty, as clang writes them): every line of the native extraction.
+    expect(names).toEqual([...expected.keys()].map((k) => `app-${k}`).sort());
+    for (const name of names) {
+      expect(createHash("sha256").update(readFileSync(join(dir, "undo-out", name))).digest("hex"), name).toBe(expected.get(name.substring(4)));
+    }
+    if (process.platform === "linux" && process.arch === "x64") expect(spawnSync(join(dir, "undo/stage/bin/app"), [], { timeout: HANG_MS }).status).toBe(0);
+    // rocm-kpack's zero-paged layout is refused, naming why.
+    cpSync(join(FIXTURES, "kpack/tree"), join(dir, "rk"), { recursive: true });
+    const refused = await kit("unkpack", "rk/stage/bin/app");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("zero-paged .hip_fatbin cannot be refilled yet");
+  });
+
   it("refuses without a group; a tree without HIP hosts is left as it is", async () => {
     expect((await kit("kpack", "plain/stage")).code).toBe(2);
     cpSync(join(FIXTURES, "hosts/omp.o"), join(dir, "none/omp.o"));

@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import { kpackTree } from "../../kpack/node/split.js";
+import { unkpackFile } from "../../kpack/node/unsplit.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import type { Subcommand } from "./common.js";
 import { JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, usageError } from "./common.js";
@@ -45,6 +46,29 @@ export const kpack: Subcommand = {
         for (const a of result.archives) io.stdout(`${a.path}: ${a.codeObjects} code object${a.codeObjects === 1 ? "" : "s"} for ${a.arch}, ${a.size} bytes\n`);
         if (result.binaries.length === 0) io.stdout("no HIP host binary found\n");
       }
+      return 0;
+    });
+  },
+};
+
+/** `offload-kit unkpack FILE... [--json]`: hosts `offload-kit kpack` split made fat binaries again, in place, from the archives installed beside them. */
+export const unkpack: Subcommand = {
+  summary: "Make hosts split by 'offload-kit kpack' fat binaries again, in place, from the .kpack archives installed beside them: FILE...",
+  spec: () => ({
+    overview:
+      "offload-kit unkpack: put back into each host binary the code objects its HIPK wrappers find in the installed\n" +
+      ".kpack archives (every architecture there), as clang-offload-bundler bundles in .hip_fatbin with HIPF wrappers.\n" +
+      "Undoes 'offload-kit kpack'; rocm-kpack's own zero-paged output is refused for now.\n",
+    options: [{ name: "files", kind: "string", list: true, positional: true, description: "<file>..." }, JSON_OPTION],
+    version: VERSION_TEXT,
+  }),
+  run(values, { name, io }) {
+    const files = listValue(values, "files");
+    if (files.length === 0) return usageError(io, name, "no input files");
+    return runGuarded(io, name, () => {
+      const results = files.map((file) => unkpackFile(resolve(io.cwd, file), io.env));
+      if (flagValue(values, "json")) io.stdout(`${JSON.stringify(results, null, 2)}\n`);
+      else for (const r of results) io.stdout(`${r.path}: ${r.wrappers} wrapper${r.wrappers === 1 ? "" : "s"}, ${r.codeObjects} code objects put back, ${r.before} -> ${r.after} bytes\n`);
       return 0;
     });
   },
