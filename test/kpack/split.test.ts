@@ -91,6 +91,18 @@ describe("offload-kit kpack", () => {
     expect(refused.stderr).toContain("zero-paged .hip_fatbin cannot be refilled yet");
   });
 
+  it("a second run adds to the group's archives and leaves kpack'd hosts alone", async () => {
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "twice/a/app"));
+    expect((await kit("kpack", "twice", "--group=g")).code).toBe(0);
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "twice/b/app"));
+    const run = await kit("kpack", "twice", "--group=g");
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain("a/app: not split: already kpack'd");
+    const archive = readKpackArchive(bytesSource(new Uint8Array(readFileSync(join(dir, "twice/.kpack/g_gfx906.kpack")))));
+    expect(archive.entries.map((e) => e.key)).toEqual(["a/app#0", "a/app#1", "a/app#2", "b/app#0", "b/app#1", "b/app#2"]);
+    expect((await kit("check", "--gpu=gfx906", "twice/a/app", "twice/b/app")).code).toBe(0);
+  });
+
   it("refuses without a group; a tree without HIP hosts is left as it is", async () => {
     expect((await kit("kpack", "plain/stage")).code).toBe(2);
     cpSync(join(FIXTURES, "hosts/omp.o"), join(dir, "none/omp.o"));

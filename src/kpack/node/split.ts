@@ -12,7 +12,7 @@
  * (magic, 0 entries: 32 bytes) followed by the marker, and the wrapper's pointer is then moved 32 bytes on, to the
  * marker. The runtime only follows the pointer; `ls` of the output reads it back as rocm-kpack's.
  */
-import { readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync, lstatSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
@@ -23,12 +23,12 @@ import { EM_AARCH64, SHF_ALLOC, SHT_RELA, openLinkedElf } from "../../elf-edit/e
 import { readHipFatbinLayout } from "../../elf-edit/hip-fatbin.js";
 import { planHipFatbinRewrite, writeRewrite } from "../../elf-edit/rewrite.js";
 import { BUNDLE_MAGIC_BYTES } from "../../formats/bundle.js";
-import { writeKpackArchive } from "../../formats/kpack.js";
+import { readKpackArchive, readKpackEntry, writeKpackArchive } from "../../formats/kpack.js";
 import type { KpackCompression, KpackWriteEntry } from "../../formats/kpack.js";
 import { writeKpackMarker } from "../../formats/kpack-marker.js";
 import { locate } from "../../inspect/locate.js";
 import { withFile } from "../../node/file-source.js";
-import { HIPK_MAGIC } from "../host.js";
+import { HIPK_MAGIC, readKpackHost } from "../host.js";
 import { GFXARCH_PLACEHOLDER } from "../targets.js";
 
 export interface KpackSplitOptions {
@@ -107,12 +107,13 @@ function codeObjectsByBundle(path: string): Map<number, { id: string; data: Uint
 function splitBinary(path: string, kernelName: string, searchPath: string, prefix: string | undefined): { entries: KpackWriteEntry[]; output: Uint8Array; wrappers: number } | undefined {
   const input = readFileSync(path);
   const source = bytesSource(input);
+  if (readKpackHost(source) !== undefined) throw new OffloadKitError("ALREADY_KPACKED", "already kpack'd (its wrappers are HIPK)");
   let layout;
   try {
     layout = readHipFatbinLayout(openLinkedElf(source));
   } catch (e) {
-    if (isOffloadKitError(e) && ["NO_HIP_FATBIN", "ELF_NOT_SUPPORTED", "ELF_MALFORMED", "ELF_NO_SECTIONS", "NOT_ELF"].includes(e.code)) return undefined;
-    if (isOffloadKitError(e) && e.code.startsWith("ELF_")) return undefined;
+    // Not a linked ELF file, or one without .hip_fatbin: nothing to split. A HIP host that cannot be read is thrown.
+    if (isOffloadKitError(e) && (e.code === "NO_HIP_FATBIN" || e.code === "NOT_ELF" || e.code.startsWith("ELF_"))) return undefined;
     throw e;
   }
   const objects = codeObjectsByBundle(path);
@@ -197,14 +198,34 @@ export function kpackTree(options: KpackSplitOptions): KpackSplitResult {
   // Archives first: a host is replaced only once what it needs is on disk.
   const archives: { path: string; arch: string; codeObjects: number; size: number }[] = [];
   if (byArch.size > 0) mkdirSync(join(root, ".kpack"), { recursive: true });
-  for (const [arch, entries] of [...byArch.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const bytes = writeKpackArchive(entries, { groupName: options.group, gfxArchFamily: arch, gfxArches: [arch], compression });
+  for (const [arch, added] of [...byArch.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const path = join(root, ".kpack", `${options.group}_${arch}.kpack`);
+    // An archive of the group there already (an earlier run, another binary) keeps what it holds for other keys.
+    const entries = [...existingEntries(path, new Set(added.map((e) => e.key)), compression, options.level ?? 3), ...added];
+    const bytes = writeKpackArchive(entries, { groupName: options.group, gfxArchFamily: arch, gfxArches: [arch], compression });
     atomicWrite(path, bytes, 0o644);
     archives.push({ path, arch, codeObjects: entries.length, size: bytes.length });
   }
   for (const { path, bytes } of outputs) atomicWrite(path, bytes, statSync(path).mode & 0o7777);
   return { binaries, archives, skipped };
+}
+
+/** The code objects of the archive at `path` filed under keys not in `replaced`, as entries in `compression`; none when there is no archive. */
+function existingEntries(path: string, replaced: ReadonlySet<string>, compression: KpackCompression, level: number): KpackWriteEntry[] {
+  if (!existsSync(path)) return [];
+  const decode = codecDecompressor();
+  return withFile(path, (source) => {
+    const archive = readKpackArchive(source);
+    return archive.entries.filter((e) => !replaced.has(e.key)).map((e) => {
+      const data = readKpackEntry(source, archive.compression, e, (frame, size) => decode("zstd", frame, size));
+      const metadata = { ...(e.target !== undefined ? { target: e.target } : {}), ...(e.sourcePrefix !== undefined ? { source_prefix: e.sourcePrefix } : {}) };
+      return {
+        key: e.key, arch: e.arch, data,
+        ...(compression === "zstd-per-kernel" ? { frame: nodeCodecs.zstdCompress(data, level) } : {}),
+        ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+      };
+    });
+  });
 }
 
 function atomicWrite(path: string, bytes: Uint8Array, mode: number): void {
