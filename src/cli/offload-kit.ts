@@ -16,6 +16,7 @@ import { replace } from "./kit/replace.js";
 import { extract } from "./kit/extract.js";
 import { kernels } from "./kit/kernels.js";
 import { diff } from "./kit/diff.js";
+import { kpack, unkpack } from "./kit/kpack.js";
 import { ls } from "./kit/ls.js";
 import { prune } from "./kit/prune.js";
 import { recover } from "./kit/recover.js";
@@ -24,7 +25,7 @@ import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 import { verify } from "./kit/verify.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, kernels, diff, completion: completionCommand(() => COMMANDS) };
+const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, kernels, diff, kpack, unkpack, completion: completionCommand(() => COMMANDS) };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;

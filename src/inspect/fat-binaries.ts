@@ -39,6 +39,8 @@ export function isFatBinary(bundle: LocatedBundle): boolean {
   // An NVIDIA container is one when the CUDA runtime registers it: a wrapper points at it (a container no
   // wrapper points at is never loaded, `__nv_relfatbin` holds device-link inputs), or it is a `.fatbin` file.
   if (bundle.format === "nv-fatbin") return bundle.section === undefined ? bundle.member === undefined : (bundle.nvFatbin?.wrappers ?? 0) > 0;
+  // A kpack'd host's HIPK wrapper is a fat binary whose code objects are in archives; an archive's key is not one.
+  if (bundle.format === "kpack") return bundle.kpack?.wrapper !== undefined;
   if (bundle.section !== undefined) return bundle.section.startsWith(HIP_FATBIN_SECTION);
   // A standalone code object or cubin is device code itself, not a fat binary a host program registers.
   return bundle.member === undefined && bundle.format !== "object" && bundle.format !== "code-object" && bundle.format !== "cubin";

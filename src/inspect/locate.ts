@@ -10,6 +10,7 @@
  * | ELF (executable, shared library, object) | from the section table: `.hip_fatbin*` and `.llvm.offloading` (or type SHT_LLVM_OFFLOADING) are walked as regions (below); `.nv_fatbin` and `__nv_relfatbin` are read as NVIDIA fatbin containers back to back (src/formats/nv-fatbin.ts, one bundle of format `nv-fatbin` each, with the wrappers of `.nvFatBinSegment` counted: src/inspect/nv-wrappers.ts); `__CLANG_OFFLOAD_BUNDLE__<id>` sections are the entries of one fat-object bundle (format `object`). Nothing else in the file is searched: the toolchains put device code only in these sections, and other sections hold the magics as data (libamdhip64's `.rodata` has the string `__CLANG_OFFLOAD_BUNDLE__`, libLLVM's code the OffloadBinary magic), so an ELF file with a section table and none of these sections holds no device code. Only an ELF file without a section table, or whose section table cannot be read, is walked whole |
  * | standalone AMDGPU code object, CUDA cubin (EM_CUDA), `.fatbin` (magic 0xBA55ED50) | device code as it stands: one `code-object` or `cubin` bundle, or the fatbin's containers |
  * | archive (`!<arch>`) | each member in turn, by the same rules (nested archives up to 8 deep); thin archives' members live in other files and are not followed |
+ * | rocm-kpack archive (`KPAK`) | its TOC (src/formats/kpack.ts): one `kpack` bundle per key, its code objects as entries; blobs are not searched. A kpack'd host binary's code objects are in such archives beside it on disk: src/kpack/node/location.ts adds them for files, the locator itself reads only the one file |
  * | anything else | walked whole, as one region |
  *
  * A region is walked by hopping: at each magic (`__CLANG_OFFLOAD_BUNDLE__`, `CCOB`, `10 FF 10 AD`) the
@@ -39,6 +40,8 @@ import type { ByteSource } from "../engine/source.js";
 import { Window } from "../engine/window.js";
 import { codeObjectEntryId, isAmdgpuCodeObject, parseAmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import { isArchive, readArchive } from "../formats/archive.js";
+import { isKpackArchive, readKpackArchive, readKpackEntry } from "../formats/kpack.js";
+import type { KpackEntry } from "../formats/kpack.js";
 import { BUNDLE_MAGIC_BYTES, readBinaryBundle } from "../formats/bundle.js";
 import {
   CCOB_MAGIC, CCOB_MIN_SIZE, compressionMethodName, formatHash, isCompressedBundle, parseCcobHeader, walkCcobs,
@@ -212,6 +215,10 @@ class Locator {
       this.nvFatbin(start, size, where);
       return "other";
     }
+    if (isKpackArchive(head)) {
+      this.kpackArchive(start, size, where);
+      return "other";
+    }
     if (isElf(head, size) && this.elf(start, size, where, depth)) return "elf";
     this.searched.push(withWhere({ offset: start, size, how: "whole" as const }, where));
     this.region(start, start + size, { ...where, source: this.file, window: this.fileWindow, blobStart: true, depth });
@@ -238,6 +245,57 @@ class Locator {
     }
     const align = alignmentOf(start);
     this.addBundle(withWhere({ format: "code-object" as const, offset: start, size, align, entries: [{ id, offset: start, size, align }], codeObject: object }, where), this.file);
+  }
+
+  /**
+   * A rocm-kpack `.kpack` archive (src/formats/kpack.ts): one `kpack` bundle per TOC key, its entries the code
+   * objects filed under it by architecture. Plain blobs are entries in the file; zstd-per-kernel frames are
+   * decoded (with `decompressOffload`, else a problem) and the entries are positions in the decoded code
+   * objects, back to back. The archive's blobs are not searched for magics: they are code objects.
+   */
+  private kpackArchive(start: number, size: number, where: Where): void {
+    const source = sliceSource(this.file, start, size);
+    let archive;
+    try {
+      archive = readKpackArchive(source);
+    } catch (e) {
+      this.problems.push(problemOf(e, start));
+      return;
+    }
+    this.searched.push(withWhere({ offset: start, size, how: "whole" as const }, where));
+    const keys = new Map<string, KpackEntry[]>();
+    for (const entry of archive.entries) keys.set(entry.key, [...(keys.get(entry.key) ?? []), entry]);
+    const decode = this.options.decompressOffload;
+    for (const [key, entries] of keys) {
+      const info = (e: KpackEntry) => ({ key, arch: e.arch, compression: archive.compression, storedOffset: start + e.offset, storedSize: e.size });
+      const id = (e: KpackEntry) => e.target ?? `hipv4-amdgcn-amd-amdhsa--${e.arch}`;
+      const first = entries.reduce((n, e) => Math.min(n, start + e.offset), Infinity);
+      const end = entries.reduce((n, e) => Math.max(n, start + e.offset + e.size), 0);
+      if (archive.compression === "none") {
+        const found = entries.map((e) => ({ id: id(e), offset: start + e.offset, size: e.size, align: alignmentOf(e.offset), kpack: info(e) }));
+        this.addBundle(withWhere({ format: "kpack" as const, offset: first, size: end - first, entries: found, kpack: { key } }, where), this.file);
+        continue;
+      }
+      if (decode === undefined) {
+        this.problems.push({ offset: first, code: "KPACK_NO_DECODER", message: `kpack: ${key}'s code objects are zstd frames; no decompressor given` });
+        continue;
+      }
+      let decoded: Uint8Array[];
+      try {
+        decoded = entries.map((e) => readKpackEntry(source, archive.compression, e, (frame, length) => decode("zstd", frame, length)));
+      } catch (e) {
+        this.problems.push(problemOf(e, start));
+        continue;
+      }
+      const contents = new Uint8Array(decoded.reduce((n, d) => n + d.length, 0));
+      let at = 0;
+      const found = entries.map((e, i) => {
+        contents.set(decoded[i]!, at);
+        at += decoded[i]!.length;
+        return { id: id(e), offset: at - decoded[i]!.length, size: decoded[i]!.length, align: alignmentOf(at - decoded[i]!.length), kpack: info(e) };
+      });
+      this.addBundle(withWhere({ format: "kpack" as const, offset: first, size: end - first, entries: found, kpack: { key } }, where), bytesSource(contents));
+    }
   }
 
   private archive(start: number, size: number, where: Where, depth: number): void {

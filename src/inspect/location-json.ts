@@ -9,7 +9,7 @@ import { byteStringToUnicode } from "../formats/bytes.js";
 import type { NvCubin } from "../formats/nv-fatbin.js";
 import { objdumpImageKindName, offloadKindText } from "../formats/offload-binary.js";
 import type { Location, SearchedRegion } from "./locate.js";
-import type { CompressedBundleInfo, FoundOffloadImage, NvFatbinInfo, ScanProblem } from "./scan.js";
+import type { CompressedBundleInfo, FoundOffloadImage, KpackBundleInfo, KpackEntryInfo, NvFatbinInfo, ScanProblem } from "./scan.js";
 
 export interface EntryJson {
   readonly id: string;
@@ -17,11 +17,13 @@ export interface EntryJson {
   readonly offset: number;
   readonly size: number;
   readonly align: number;
+  /** A kpack code object: its archive (for a kpack'd host's), key, architecture and stored bytes. */
+  readonly kpack?: KpackEntryInfo;
 }
 
 export interface BundleJson {
   readonly index: number;
-  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin" | "kpack";
   readonly offset: number;
   readonly size: number;
   readonly comment?: string;
@@ -34,6 +36,8 @@ export interface BundleJson {
   /** `nv-fatbin`: the container's headers; `cubin`: its ELF header. */
   readonly nvFatbin?: NvFatbinInfo;
   readonly cubin?: NvCubin;
+  /** `kpack`: the TOC key, and for a kpack'd host the HIPK wrapper. */
+  readonly kpack?: KpackBundleInfo;
   readonly entries: readonly EntryJson[];
 }
 
@@ -87,8 +91,9 @@ export function locationJson(path: string, report: Location): LocationJson {
       ...(b.codeObject !== undefined ? { codeObject: b.codeObject } : {}),
       ...(b.nvFatbin !== undefined ? { nvFatbin: b.nvFatbin } : {}),
       ...(b.cubin !== undefined ? { cubin: b.cubin } : {}),
+      ...(b.kpack !== undefined ? { kpack: b.kpack } : {}),
       ...where(b),
-      entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align })),
+      entries: b.entries.map((e) => ({ id: byteStringToUnicode(e.id), offset: e.offset, size: e.size, align: e.align, ...(e.kpack !== undefined ? { kpack: e.kpack } : {}) })),
     })),
     offloadBinaries: report.offloadBinaries.map((run) => ({
       ...run,

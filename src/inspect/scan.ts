@@ -26,6 +26,28 @@ export interface FoundEntry {
   readonly size: number;
   /** Largest power of two (up to 4096) dividing the payload's offset from the bundle start. */
   readonly align: number;
+  /** Entries of `kpack` bundles: which archive entry it is, and what it takes there. */
+  readonly kpack?: KpackEntryInfo;
+}
+
+/** A code object in a rocm-kpack `.kpack` archive (src/formats/kpack.ts). */
+export interface KpackEntryInfo {
+  /** The archive's path, for code objects a kpack'd host binary's wrapper finds in another file (src/kpack/node/resolve.ts). */
+  readonly archive?: string;
+  readonly key: string;
+  readonly arch: string;
+  readonly compression: "none" | "zstd-per-kernel";
+  /** Where its stored bytes (the code object, or its zstd frame) are in the archive. */
+  readonly storedOffset: number;
+  readonly storedSize: number;
+}
+
+/** A `kpack` bundle: one TOC key of a `.kpack` archive, or one HIPK wrapper of a kpack'd host binary and what serves it. */
+export interface KpackBundleInfo {
+  /** The TOC key (`kernel_name#co_index`). */
+  readonly key: string;
+  /** For a host binary's wrapper: its index and `co_index`, and the marker it points at. */
+  readonly wrapper?: { readonly index: number; readonly coIndex: number; readonly markerOffset: number; readonly searchPaths: readonly string[] };
 }
 
 export interface FoundBundle {
@@ -36,7 +58,7 @@ export interface FoundBundle {
    * offsets and sizes those of the payloads as stored (compressed or not; `nvFatbin` says how each decodes);
    * `cubin`: a standalone CUDA ELF file (EM_CUDA), one entry `sm_NN` that is the whole file or member.
    */
-  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin" | "kpack";
   /** Where the bundle starts in the file. */
   readonly offset: number;
   /** Bytes the bundle spans (header to last payload byte). */
@@ -57,6 +79,11 @@ export interface FoundBundle {
   readonly nvFatbin?: NvFatbinInfo;
   /** `cubin`: what its ELF header says. */
   readonly cubin?: NvCubin;
+  /**
+   * `kpack`: a TOC key of a `.kpack` archive (entries: its code objects by architecture; for zstd-per-kernel the
+   * entries' offsets are positions in the decoded code objects, back to back), or a kpack'd host's HIPK wrapper.
+   */
+  readonly kpack?: KpackBundleInfo;
 }
 
 /** What an NVIDIA fatbin container's headers say (src/formats/nv-fatbin.ts). */

@@ -28,7 +28,7 @@ export interface SizeRow {
 
 export interface BundleSizeRow {
   readonly index: number;
-  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin";
+  readonly format: "binary" | "text" | "object" | "code-object" | "nv-fatbin" | "cubin" | "kpack";
   readonly offset: number;
   readonly section?: string;
   readonly member?: string;
@@ -126,6 +126,12 @@ export function fileSizes(path: string, location: Location): FileSizes {
       continue;
     }
     for (const e of bundle.entries) {
+      // A zstd-per-kernel kpack code object has a frame of its own: what it takes in its archive is known exactly.
+      if (e.kpack?.compression === "zstd-per-kernel") {
+        compressedInvolved = true;
+        items.push({ id: e.id, bytes: e.size, stored: e.kpack.storedSize });
+        continue;
+      }
       // An entry's share of its compressed bundle: by payload, or evenly when every payload is empty.
       const share = c === undefined ? e.size : payload > 0 ? (c.size * e.size) / payload : c.size / bundle.entries.length;
       items.push({ id: e.id, bytes: e.size, stored: share });

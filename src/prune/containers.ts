@@ -14,6 +14,7 @@
  * | CUDA object (`.nv_fatbin`, nvcc -c) | ./nv-object.ts | refused |
  * | linked ELF with an allocated `.llvm.offloading` (OpenMP) | ./linked-offloading.ts | refused / unchanged |
  * | ELF relocatable object with `.hip_fatbin` (`clang -x hip -c`, `ld -r`) | ./relocatable.ts | ./relocatable.ts |
+ * | rocm-kpack `.kpack` archive | src/kpack/prune.ts | refused |
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { Codecs } from "../compress/codecs.js";
@@ -39,6 +40,8 @@ import type { PruneContext } from "./outcome.js";
 import { materialize, planOf } from "./plan.js";
 import type { OutputPlan } from "./plan.js";
 import { pickBundle } from "./swap.js";
+import { isKpackArchive } from "../formats/kpack.js";
+import { pruneKpackArchive } from "../kpack/prune.js";
 import type { ReplaceContext } from "./swap.js";
 
 export interface CompressContext {
@@ -197,8 +200,18 @@ const linkedElf: Container = {
   decompress: (bytes, ctx, where) => editLinked("decompress", bytes, ctx, where),
 };
 
+/** A rocm-kpack `.kpack` archive: its code objects for dropped GPUs leave it (src/kpack/prune.ts). */
+const kpackArchive: Container = {
+  name: "kpack archive",
+  matches: isKpackArchive,
+  prune: (bytes, ctx, where) => pruneKpackArchive(bytes, ctx, where),
+  replace: refuse("kpack archives", "replacing"),
+  compress: refuse("kpack archives", "compressing"),
+  decompress: (bytes) => bytes,
+};
+
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, hipFatbinObject, fatObject, offloadingObject, nvObject];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, hipFatbinObject, fatObject, offloadingObject, nvObject, kpackArchive];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {

@@ -321,7 +321,8 @@ export const check: Subcommand = {
       const reports: unknown[] = [];
       let ok = true;
       for (const [index, { gpu, found }] of targets.entries()) {
-        const run = await checkPathsWithPackages(files, gpu, { kind });
+        // A kpack'd host's archives are searched for the GPU as named, as the runtime searches for its agent's ISA name.
+        const run = await checkPathsWithPackages(files, gpu, { kind, kpackGpus: [gpu.canonical] });
         ok &&= runOk(run);
         // What does not depend on the GPU is said once, with the first GPU's run.
         if (index === 0) for (const u of run.unreadable) printError(io, name, u.message);

@@ -79,7 +79,9 @@ async function extractInput(file: string, naming: string, options: ExtractAllOpt
       let result;
       try {
         // A member is written under its whole path, flattened to one safe file name.
-        result = extractSource(source, member === undefined ? naming : flattenMemberPath(naming, member), options);
+        result = member === undefined
+          ? extractSource(source, naming, { ...options, kpackHostPath: file })
+          : extractSource(source, flattenMemberPath(naming, member), options);
       } catch (e) {
         // A package member with no device code (most of them) is not an error; the package with none is.
         if (member !== undefined && isOffloadKitError(e) && e.code === "NOTHING_TO_EXTRACT") return;

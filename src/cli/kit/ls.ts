@@ -13,6 +13,7 @@ import { objdumpOffloading } from "../../inspect/objdump.js";
 import { locate } from "../../inspect/locate.js";
 import { locationJson } from "../../inspect/location-json.js";
 import type { Location, LocatedBundle, LocatedOffloadBinaries } from "../../inspect/locate.js";
+import type { FoundEntry } from "../../inspect/scan.js";
 import { collectOffloadImages } from "../../packager/collect.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
@@ -21,6 +22,7 @@ import { forEachInput } from "../../packages/node/inputs.js";
 import type { InputWalk } from "../../packages/node/inputs.js";
 import { holdsOffloadCode } from "../../inspect/node/check.js";
 import { forEachPath } from "../../inspect/node/folders.js";
+import { withKpackHost } from "../../kpack/node/location.js";
 import { flagValue, listValue } from "../args.js";
 import { printError, runGuarded } from "../io.js";
 import type { Subcommand } from "./common.js";
@@ -81,11 +83,30 @@ function codeObjectKind(bundle: LocatedBundle): string {
   return `AMDGPU code object${version} (${type}${generic})`;
 }
 
+/** `kpack archive entry 'stage/bin/app#0'`, or for a kpack'd host: `HIPK wrapper 0 (co_index 0), key ...: code objects from ...`. */
+function kpackKind(bundle: LocatedBundle): string {
+  const info = bundle.kpack!;
+  const compression = bundle.entries.some((e) => e.kpack?.compression === "zstd-per-kernel") ? " (zstd-per-kernel)" : "";
+  if (info.wrapper === undefined) return `kpack archive key '${info.key}'${compression}`;
+  const archives = new Set(bundle.entries.map((e) => e.kpack?.archive)).size;
+  const from = archives === 0 ? "no archive found" : `code objects from ${archives} archive${archives === 1 ? "" : "s"}`;
+  return `HIPK wrapper ${info.wrapper.index} (co_index ${info.wrapper.coIndex}), key '${info.key}'${compression}, ${from}`;
+}
+
+/** A kpack'd host's code object names its archive (its offset is a position there). */
+function kpackEntryText(entry: FoundEntry): string {
+  const info = entry.kpack;
+  if (info?.archive === undefined) return "";
+  const stored = info.compression === "zstd-per-kernel" ? `, zstd frame of ${info.storedSize} bytes at ${hex(info.storedOffset)}` : "";
+  return `  (in ${info.archive} as ${info.arch}${stored})`;
+}
+
 function bundleKind(bundle: LocatedBundle): string {
   if (bundle.format === "text") return `text bundle ('${bundle.comment}' markers)`;
   if (bundle.format === "object") return "fat object (__CLANG_OFFLOAD_BUNDLE__ sections)";
   if (bundle.format === "code-object") return codeObjectKind(bundle);
   if (bundle.format === "cubin") return `CUDA cubin (EM_CUDA ELF, ABI version ${bundle.cubin!.abiVersion}, e_flags 0x${bundle.cubin!.flags.toString(16)})`;
+  if (bundle.format === "kpack") return kpackKind(bundle);
   return "binary bundle";
 }
 
@@ -140,7 +161,7 @@ function formatReport(path: string, report: Location): string {
     // Offsets of a compressed bundle's contents are positions in its decompressed bytes.
     const where = c === undefined ? "" : `${c.method} compressed bundle v${c.version} at ${hex(c.offset)}, ${c.size} bytes, hash ${c.storedHash}: `;
     out += `${path}: ${where}${kind} at ${hex(bundle.offset)}, ${bundle.size} bytes${align}, ${count}${whereText(bundle)}\n`;
-    const rows = bundle.entries.map((e) => [hex(e.offset), String(e.size), String(e.align), byteStringToUnicode(e.id)]);
+    const rows = bundle.entries.map((e) => [hex(e.offset), String(e.size), String(e.align), byteStringToUnicode(e.id) + kpackEntryText(e)]);
     const widths = [6, 4, 5].map((w, i) => Math.max(w, ...rows.map((r) => r[i].length)));
     out += `  ${pad("OFFSET", widths[0])}  ${pad("SIZE", widths[1], true)}  ${pad("ALIGN", widths[2], true)}  ID\n`;
     for (const r of rows) out += `  ${pad(r[0], widths[0])}  ${pad(r[1], widths[1], true)}  ${pad(r[2], widths[2], true)}  ${r[3]}\n`;
@@ -239,7 +260,9 @@ async function listFile(path: string, json: boolean, verbose: boolean): Promise<
     let offload = false;
     const holdings = emptyHoldings();
     const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
-      const location = withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      const located = withCcobPrefetch({ recalculateHash: true }, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      // A kpack'd host's code objects are in archives beside it on disk: looked for only for a file given or found.
+      const location = member === undefined ? withKpackHost(path, source, located) : located;
       if (holdsOffloadCode(location)) offload = true;
       if (member === undefined) {
         addHoldings(holdings, location);

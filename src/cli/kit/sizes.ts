@@ -23,6 +23,7 @@ import { hasErrors, packageLine, printProblems, problemsJson, recordPackageWarni
 import { emptyFoldersText, foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { KitWarning, Subcommand } from "./common.js";
 import { FOLDERS_HELP, PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, Warnings, examplesHelp, hex, pad, plural, usageError, verboseOption } from "./common.js";
+import { withKpackHost } from "../../kpack/node/location.js";
 
 const GROUPINGS = ["target", "processor", "bundle"] as const;
 type Grouping = (typeof GROUPINGS)[number];
@@ -124,7 +125,8 @@ async function sizeFile(path: string, json: boolean, by: Grouping, verbose: bool
     let report: unknown;
     let offload = false;
     const walk = await forEachInput(path, ({ name: itemName, member, source }) => {
-      const location = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      const located = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, decompressOffload: codecDecompressor() }));
+      const location = member === undefined ? withKpackHost(path, source, located) : located;
       if (holdsOffloadCode(location)) offload = true;
       const sized = fileSizes(itemName, location);
       if (member === undefined) {

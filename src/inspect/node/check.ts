@@ -23,12 +23,13 @@ import { withFile } from "../../node/file-source.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { forEachPath } from "./folders.js";
 import type { WalkError } from "./folders.js";
+import { withKpackHost } from "../../kpack/node/location.js";
 
 export type { WalkError } from "./folders.js";
 
 export type InputKind =
   | "archive" | "package" | "fat object" | "bundle" | "compressed bundle" | "text bundle" | "embedded bundles"
-  | "offload binary" | "embedded offload binaries" | "code object" | "NVIDIA fatbin" | "cubin" | "none";
+  | "offload binary" | "embedded offload binaries" | "code object" | "NVIDIA fatbin" | "cubin" | "kpack archive" | "kpack'd host" | "none";
 
 export interface CheckedEntry {
   /** Archive member name, for archives. */
@@ -98,6 +99,11 @@ export interface CheckOptions {
   /** Only entries of this offload kind count (hip and hipv4 are one). */
   readonly kind?: string;
   readonly engine?: Engine;
+  /**
+   * The GPUs a kpack'd host binary's archives are searched for, as rocm-kpack's runtime is given them (the agent's
+   * ISA name, `gfx90a:sramecc+:xnack-`): only what it would load is checked. Without them, every installed archive.
+   */
+  readonly kpackGpus?: readonly string[];
 }
 
 function kindOf(location: Location): InputKind {
@@ -112,6 +118,7 @@ function kindOf(location: Location): InputKind {
     if (bundle.format === "code-object") return "code object";
     if (bundle.format === "nv-fatbin") return "NVIDIA fatbin";
     if (bundle.format === "cubin") return "cubin";
+    if (bundle.format === "kpack") return bundle.kpack?.wrapper !== undefined ? "kpack'd host" : "kpack archive";
     return bundle.offset === 0 && bundle.section === undefined ? "bundle" : "embedded bundles";
   }
   if (run !== undefined) return run.offset === 0 && run.section === undefined ? "offload binary" : "embedded offload binaries";
@@ -238,7 +245,8 @@ export function checkSourceWith(
   let entries: CheckedEntry[] = [];
   try {
     location = open((source) => {
-      const found = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
+      const located = withCcobPrefetch({}, (ccob) => locate(source, { ...ccob, engine, decompressOffload: codecDecompressor() }));
+      const found = withKpackHost(path, source, located, { ...(options.kpackGpus !== undefined ? { gpus: options.kpackGpus } : {}) });
       entries = entriesOf(found, verdict);
       fatBinaries = fatBinariesOf(found, entries, source);
       return found;

@@ -51,6 +51,8 @@ import { FileSource } from "../../node/file-source.js";
 import { OutputFile } from "../../node/output.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { writeArchiveFile } from "../../packager/node.js";
+import { kpackHostContents, withKpackHost } from "../../kpack/node/location.js";
+import type { KpackEntryInfo } from "../scan.js";
 
 export interface ExtractAllOptions {
   /** Where generated names go. `file=` paths of image filters are used as given. */
@@ -74,6 +76,8 @@ export interface ExtractAllOptions {
    * `holdsOffloadCode`), give no outputs and no error instead of "nothing to extract".
    */
   readonly skipWithoutOffloadCode?: boolean;
+  /** Where the input is on disk: a kpack'd host binary's archives are looked for beside it (src/kpack/node/location.ts). */
+  readonly kpackHostPath?: string;
 }
 
 /** One file written. */
@@ -83,6 +87,8 @@ export interface ExtractedOutput {
   readonly id: string;
   /** The payload's absolute offset in the input; null inside a compressed bundle or a compressed image. */
   readonly offset: number | null;
+  /** A kpack code object: its archive (for a kpack'd host's), TOC key and architecture. */
+  readonly kpack?: KpackEntryInfo;
   readonly size: number;
   readonly sha256?: string;
   /** The bundle's index in the file, for bundle entries. */
@@ -205,8 +211,10 @@ class Outputs {
     this.list.push({
       path,
       id: entry.id,
-      offset: bundle.compressed === undefined ? entry.offset : null,
+      // A kpack code object decoded from a zstd frame, or read from an archive beside a host binary, is not in the input as it is.
+      offset: bundle.compressed === undefined && entry.kpack?.archive === undefined && entry.kpack?.compression !== "zstd-per-kernel" ? entry.offset : null,
       ...written,
+      ...(entry.kpack !== undefined ? { kpack: entry.kpack } : {}),
       bundle: bundle.index,
       file: this.input,
       ...where(bundle),
@@ -319,7 +327,7 @@ function nothingExtracted(
 export function extractFile(input: string, options: ExtractAllOptions): ExtractFileResult {
   const source = FileSource.open(input);
   try {
-    return extractSource(source, input, options);
+    return extractSource(source, input, { ...options, kpackHostPath: input });
   } finally {
     source.close();
   }
@@ -335,7 +343,7 @@ export function extractSource(source: ByteSource, input: string, options: Extrac
   try {
     const images: PendingImage[] = [];
     const ids = new Set<string>();
-    const location = locate(source, {
+    const located = locate(source, {
       engine,
       openCompressed: ccob.open,
       prefetchCompressed: ccob.prefetch,
@@ -355,6 +363,16 @@ export function extractSource(source: ByteSource, input: string, options: Extrac
         });
       },
     });
+    // A kpack'd host binary given or found on disk: the code objects its wrappers find in archives beside it.
+    const location = options.kpackHostPath !== undefined ? withKpackHost(options.kpackHostPath, source, located) : located;
+    for (const bundle of location.bundles) {
+      if (bundle.kpack?.wrapper === undefined || bundle.entries.length === 0) continue;
+      const read = kpackHostContents(bundle);
+      for (const entry of read.bundle.entries) {
+        ids.add(entry.id);
+        if (select.bundles && select.entry(entry.id)) outputs.entry(read.bundle, entry, read.contents);
+      }
+    }
     if (filters.length === 0) {
       for (const pending of images) {
         if (select.entry(imageTargetId(pending.found))) outputs.image(outputs.generated(extractedFileName(input, pending.image, pending.found.index)), pending);

@@ -14,13 +14,14 @@ import { decodersTarget } from "./targets/decoders.js";
 import { rpmTarget, zipTarget } from "./targets/packages.js";
 import { cpioTarget, tarTarget } from "./targets/tar.js";
 import { imageTarget, walkTarget } from "./targets/walk.js";
+import { kpackMarkerTarget, kpackTarget } from "./targets/kpack.js";
 import { targetIdTarget } from "./targets/target-id.js";
 import { textBundleTarget } from "./targets/text-bundle.js";
 import { wrapperTarget } from "./targets/wrapper.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
-  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget,
+  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {

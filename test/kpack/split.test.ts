@@ -1,0 +1,114 @@
+// offload-kit kpack: the archives are byte for byte rocm-kpack's split_artifacts' for the same binary
+// (test/fixtures/kpack/tree), the rewritten host reads back as a kpack'd host whose code objects are the native
+// bundler's, it still runs, and it is smaller.
+import { cpSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runOffloadKit } from "../../src/cli/offload-kit.js";
+import { bytesSource } from "../../src/engine/source.js";
+import { readKpackArchive } from "../../src/formats/kpack.js";
+import { kpackKey, readKpackHost } from "../../src/kpack/host.js";
+import { runInDir, scratchDir } from "../cli/harness.js";
+import { HANG_MS } from "../limits.js";
+
+const FIXTURES = join(import.meta.dirname, "../fixtures");
+
+describe("offload-kit kpack", () => {
+  const dir = scratchDir("offload-kit-kpack-split-");
+  const kit = (...args: string[]) => runInDir(dir, (io) => runOffloadKit("offload-kit", args, io));
+  const expected = new Map<string, string>();
+
+  beforeAll(() => {
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "plain/stage/bin/app"));
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "zstd/stage/bin/app"));
+    for (const line of readFileSync(join(FIXTURES, "hosts/expected.tsv"), "utf8").trim().split("\n")) {
+      const [file, index, id, , hash] = line.split("\t");
+      if (file === "app") expected.set(`${index}-${id}`, hash!);
+    }
+  });
+
+  it("writes rocm-kpack's archives, byte for byte, and a smaller host that still runs", async () => {
+    const run = await kit("kpack", "plain/stage", "--group=test_lib", "--prefix=stage");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.toString()).toContain("3 fat binaries kpack'd as 'stage/bin/app'");
+    for (const arch of ["gfx906", "gfx90a"]) {
+      const ours = readFileSync(join(dir, `plain/stage/.kpack/test_lib_${arch}.kpack`));
+      expect(ours.equals(readFileSync(join(FIXTURES, `kpack/tree/stage/.kpack/test_lib_${arch}.kpack`))), arch).toBe(true);
+    }
+    const app = join(dir, "plain/stage/bin/app");
+    expect(statSync(app).size).toBeLessThan(statSync(join(FIXTURES, "hosts/app")).size);
+    const host = readKpackHost(bytesSource(new Uint8Array(readFileSync(app))))!;
+    expect(host.hipfWrappers).toBe(0);
+    expect(host.wrappers.map(kpackKey)).toEqual(["stage/bin/app#0", "stage/bin/app#1", "stage/bin/app#2"]);
+    expect(host.wrappers[0]!.marker.searchPaths).toEqual(["../.kpack/test_lib_@GFXARCH@.kpack"]);
+    if (process.platform === "linux" && process.arch === "x64") {
+      // Its registration stubs (hosts/src/stubs.c) take the HIPK wrappers as they took the HIPF ones.
+      const ran = spawnSync(app, [], { timeout: HANG_MS });
+      expect(ran.status).toBe(0);
+    }
+  });
+
+  it("the rewritten host lists and extracts the code objects the native bundler took out of the fat binary", async () => {
+    const ls = (await kit("ls", "plain/stage/bin/app")).stdout.toString();
+    expect(ls).not.toContain("binary bundle");
+    expect(ls.match(/HIPK wrapper \d \(co_index \d\)/g)).toHaveLength(3);
+    for (const tree of ["plain", "zstd"]) {
+      if (tree === "zstd") expect((await kit("kpack", "zstd/stage", "--group=g", "--compression=zstd-per-kernel")).code).toBe(0);
+      const run = await kit("extract", `--out-dir=${tree}-out`, `${tree}/stage/bin/app`);
+      expect(run.code, run.stderr).toBe(0);
+      const names = readdirSync(join(dir, `${tree}-out`)).sort();
+      expect(names).toHaveLength(6);
+      for (const name of names) {
+        expect(createHash("sha256").update(readFileSync(join(dir, `${tree}-out`, name))).digest("hex"), name).toBe(expected.get(name.substring(4)));
+      }
+    }
+    expect(readKpackArchive(bytesSource(new Uint8Array(readFileSync(join(dir, "zstd/stage/.kpack/g_gfx906.kpack"))))).compression).toBe("zstd-per-kernel");
+    expect((await kit("check", "--gpu=gfx90a", "zstd/stage/bin/app")).code).toBe(0);
+    expect((await kit("check", "--gpu=gfx1100", "zstd/stage/bin/app")).code).toBe(1);
+  });
+
+  it("unkpack puts the code objects back: the same entries as before the split, and it still runs", async () => {
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "undo/stage/bin/app"));
+    expect((await kit("kpack", "undo/stage", "--group=g", "--compression=zstd-per-kernel")).code).toBe(0);
+    const run = await kit("unkpack", "undo/stage/bin/app");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.toString()).toContain("3 wrappers, 6 code objects put back");
+    expect(readKpackHost(bytesSource(new Uint8Array(readFileSync(join(dir, "undo/stage/bin/app")))))).toBeUndefined();
+    expect((await kit("extract", "--out-dir=undo-out", "undo/stage/bin/app")).code).toBe(0);
+    const names = readdirSync(join(dir, "undo-out")).sort();
+    // The host entries come back too (empty, as clang writes them): every line of the native extraction.
+    expect(names).toEqual([...expected.keys()].map((k) => `app-${k}`).sort());
+    for (const name of names) {
+      expect(createHash("sha256").update(readFileSync(join(dir, "undo-out", name))).digest("hex"), name).toBe(expected.get(name.substring(4)));
+    }
+    if (process.platform === "linux" && process.arch === "x64") expect(spawnSync(join(dir, "undo/stage/bin/app"), [], { timeout: HANG_MS }).status).toBe(0);
+    // rocm-kpack's zero-paged layout is refused, naming why.
+    cpSync(join(FIXTURES, "kpack/tree"), join(dir, "rk"), { recursive: true });
+    const refused = await kit("unkpack", "rk/stage/bin/app");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("zero-paged .hip_fatbin cannot be refilled yet");
+  });
+
+  it("a second run adds to the group's archives and leaves kpack'd hosts alone", async () => {
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "twice/a/app"));
+    expect((await kit("kpack", "twice", "--group=g")).code).toBe(0);
+    cpSync(join(FIXTURES, "hosts/app"), join(dir, "twice/b/app"));
+    const run = await kit("kpack", "twice", "--group=g");
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain("a/app: not split: already kpack'd");
+    const archive = readKpackArchive(bytesSource(new Uint8Array(readFileSync(join(dir, "twice/.kpack/g_gfx906.kpack")))));
+    expect(archive.entries.map((e) => e.key)).toEqual(["a/app#0", "a/app#1", "a/app#2", "b/app#0", "b/app#1", "b/app#2"]);
+    expect((await kit("check", "--gpu=gfx906", "twice/a/app", "twice/b/app")).code).toBe(0);
+  });
+
+  it("refuses without a group; a tree without HIP hosts is left as it is", async () => {
+    expect((await kit("kpack", "plain/stage")).code).toBe(2);
+    cpSync(join(FIXTURES, "hosts/omp.o"), join(dir, "none/omp.o"));
+    const run = await kit("kpack", "none", "--group=g");
+    expect(run.code).toBe(0);
+    expect(run.stdout.toString()).toContain("no HIP host binary found");
+    expect(readdirSync(join(dir, "none"))).toEqual(["omp.o"]);
+  });
+});
