@@ -142,7 +142,7 @@ describe("summaries first: one line per file and one total, the rows under -v", 
   it("replace: one line; -v says where", async () => {
     const args = ["replace", `--entry=${G906}`, "--with=sample/gfx906.co", "--dry-run", "sample/app.hipfb"];
     const summary = await kit(dir, ...args);
-    expect(summary).toEqual({ code: 0, stderr: "", stdout: `sample/app.hipfb: bundle, 15397 -> 15397 bytes, saves 0 (0.0%); would replace ${G906} once\n` });
+    expect(summary).toEqual({ code: 0, stderr: "", stdout: `sample/app.hipfb: bundle, 15397 -> 15397 bytes, would save 0 (0.0%); would replace ${G906} once\n` });
     const verbose = await kit(dir, args[0]!, "-v", ...args.slice(1));
     expect(verbose.stdout).toBe(`${summary.stdout}  replaced ${G906}\n`);
   });

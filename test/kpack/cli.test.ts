@@ -29,7 +29,7 @@ describe("offload-kit on kpack'd trees", () => {
   });
 
   it("ls: each HIPK wrapper with the code objects its key finds, each naming its archive; no stale bundle", async () => {
-    const run = await kit("ls", "tree/stage/bin/app");
+    const run = await kit("ls", "-v", "tree/stage/bin/app");
     expect(run.code).toBe(0);
     const text = run.stdout.toString();
     for (const i of [0, 1, 2]) {
@@ -55,7 +55,7 @@ describe("offload-kit on kpack'd trees", () => {
   });
 
   it("ls of a .kpack archive: its TOC keys and code objects, zstd frames decoded", async () => {
-    const run = await kit("ls", "zstd/stage/.kpack/test_lib_gfx90a.kpack");
+    const run = await kit("ls", "-v", "zstd/stage/.kpack/test_lib_gfx90a.kpack");
     expect(run.code).toBe(0);
     expect(run.stdout.toString()).toContain("zstd/stage/.kpack/test_lib_gfx90a.kpack: kpack archive key 'stage/bin/app#2' (zstd-per-kernel)");
   });
@@ -98,12 +98,12 @@ describe("offload-kit on kpack'd trees", () => {
   });
 
   it("folders and packages: archives and hosts are offload files", async () => {
-    const run = await kit("ls", "tree");
+    const run = await kit("ls", "-v", "tree");
     expect(run.stdout.toString()).toContain("in folders: 6 files looked at, 6 with offload code, 0 skipped (no offload code)");
     if (!hasNative("tar")) return;
     const tar = runNative("tar", ["cf", "tree.tar", "tree"], { cwd: dir });
     expect(tar.status, tar.stderr).toBe(0);
-    const listed = (await kit("ls", "tree.tar")).stdout.toString();
+    const listed = (await kit("ls", "-v", "tree.tar")).stdout.toString();
     expect(listed).toContain("kpack archive key 'stage/lib/libk.so#0'");
     rmSync(join(dir, "tree.tar"));
   });

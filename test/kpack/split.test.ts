@@ -51,7 +51,7 @@ describe("offload-kit kpack", () => {
   });
 
   it("the rewritten host lists and extracts the code objects the native bundler took out of the fat binary", async () => {
-    const ls = (await kit("ls", "plain/stage/bin/app")).stdout.toString();
+    const ls = (await kit("ls", "-v", "plain/stage/bin/app")).stdout.toString();
     expect(ls).not.toContain("binary bundle");
     expect(ls.match(/HIPK wrapper \d \(co_index \d\)/g)).toHaveLength(3);
     for (const tree of ["plain", "zstd"]) {

@@ -203,7 +203,7 @@ describe.skipIf(!available)("offload-kit on relocatable objects with .hip_fatbin
     const rdc = shop.compile("kernels_b.hip", "b-rdc.o", ["-fPIC", "-fgpu-rdc"]);
     const mixed = path("mixed.o");
     tool("ld.lld-19", ["-r", a, rdc, "-o", mixed]);
-    const listed = (file: string) => [...ok("ls", file).matchAll(/(hipv4|hip)-amdgcn-amd-amdhsa--(gfx\w+)/g)].map((m) => m[2]);
+    const listed = (file: string) => [...ok("ls", "-v", file).matchAll(/(hipv4|hip)-amdgcn-amd-amdhsa--(gfx\w+)/g)].map((m) => m[2]);
     expect(listed(mixed).sort()).toEqual(["gfx1100", "gfx1100", "gfx906", "gfx906", "gfx90a", "gfx90a"]);
     const pruned = path("mixed.p.o");
     ok("prune", "--keep=gfx90a", mixed, "-o", pruned);
