@@ -25,7 +25,8 @@ export const replace: Subcommand = {
       { name: "entry", kind: "string", valueName: "id", description: "Entry ID whose code object is replaced (as `offload-kit ls` prints it)", category },
       { name: "bundle", kind: "string", valueName: "n", description: "The bundle to edit, counted from 0 in file order (in a linked ELF file, the fat binary), when several hold the entry", category },
       { name: "with", kind: "string", valueName: "file", description: "The new code object", category },
-      ...OUTPUT_OPTIONS,
+      // OUTPUT_OPTIONS' --verbose says "every entry"; replace's own (below) says what its rows are.
+      ...OUTPUT_OPTIONS.filter((o) => o.name !== "verbose"),
       LEVEL_OPTION("zstd level when a compressed bundle is re-encoded (default: the one found in it)"),
       JSON_OPTION,
       verboseOption("each place the entry was replaced (bundle, member, fat binary)"),
