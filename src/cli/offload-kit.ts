@@ -7,7 +7,7 @@ import { parseCommandLine } from "./args.js";
 import type { CliIO } from "./io.js";
 import { printError, responseFileReader } from "./io.js";
 import type { Subcommand } from "./kit/common.js";
-import { EXIT_USAGE, VERSION_TEXT, detachedInputMessage, usageError } from "./kit/common.js";
+import { EXIT_USAGE, VERSION_TEXT, detachedInputMessage, examplesHelp, usageError } from "./kit/common.js";
 import { check } from "./kit/check.js";
 import { completionCommand } from "./kit/completion.js";
 import { compress } from "./kit/compress.js";
@@ -25,7 +25,8 @@ import { sizes } from "./kit/sizes.js";
 import { unbundle } from "./kit/unbundle.js";
 import { verify } from "./kit/verify.js";
 
-const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, kernels, diff, kpack, unkpack, completion: completionCommand(() => COMMANDS) };
+/** Exported for the tests that hold every command to its --help (options described, examples that run). */
+export const COMMANDS: Record<string, Subcommand> = { ls, unbundle, check, extract, sizes, serve, prune, compress, decompress, replace, verify, recover, kernels, diff, kpack, unkpack, completion: completionCommand(() => COMMANDS) };
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;
@@ -36,7 +37,15 @@ function usage(): string {
     `${lines.join("\n")}\n  ${"version".padEnd(width)}Print the version.\n\n` +
     "Run 'offload-kit <command> --help' for a command's options.\n\n" +
     "EXIT STATUS:\n  0   success (check: every input has loadable device code)\n  1   an input could not be read or written, or check's verdict is FAIL\n" +
-    "  2   usage error: unknown command, bad option or option value, no input files\n  70  internal error in offload-kit (please report it)\n"
+    "  2   usage error: unknown command, bad option or option value, no input files\n  70  internal error in offload-kit (please report it)\n\n" +
+    // The three jobs: see what is inside, will it run here, cut it down.
+    examplesHelp([
+      { command: "offload-kit ls examples/sample/app.hipfb", what: "See what is inside: the bundles and entries a file holds, and their targets" },
+      { command: "offload-kit sizes --by=processor /opt/rocm/lib", what: "Where the bytes go: one line per library, then the bytes per GPU over the folder" },
+      { command: "offload-kit check --gpu=gfx90a:xnack- examples/sample/app.hipfb", what: "Will it run here? Exit 0 if a gfx90a with xnack off can load code in the file (no --gpu: this machine's GPUs)" },
+      { command: "offload-kit prune --keep=gfx90a -o app.gfx90a.hipfb examples/sample/app.hipfb", what: "Cut it down: keep only the code a gfx90a loads, into a new file" },
+      { command: "offload-kit compress --in-place lib/libfoo.so", what: "Cut it down more: compress the library's bundles as clang --offload-compress does" },
+    ])
   );
 }
 

@@ -1,22 +1,15 @@
-// Issue 27 items 4 and 6 for ls, sizes, check, extract, unbundle, replace, verify and recover: one line per file
+// Issue 27 item 4 for ls, sizes, check, extract, unbundle, replace, verify and recover: one line per file
 // and one total by default, the rows under -v/--verbose, paths as typed (relative stays relative), warnings in
-// --json, an option's detached value that names an existing path refused, and --help with options and examples.
+// --json, and an option's detached value that names an existing path refused. --help of every command (options and
+// examples that run) is held in kit-help.test.ts.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "../../src/cli/args.js";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
-import type { Subcommand } from "../../src/cli/kit/common.js";
 import { detachedInputMessage } from "../../src/cli/kit/common.js";
-import { check } from "../../src/cli/kit/check.js";
-import { extract } from "../../src/cli/kit/extract.js";
-import { ls } from "../../src/cli/kit/ls.js";
-import { recover } from "../../src/cli/kit/recover.js";
 import { replace } from "../../src/cli/kit/replace.js";
-import { sizes } from "../../src/cli/kit/sizes.js";
-import { unbundle } from "../../src/cli/kit/unbundle.js";
-import { verify } from "../../src/cli/kit/verify.js";
 import { runInDir, scratchDir } from "./harness.js";
 
 // The sample the README's quick start and `npm start` (scripts/demo.mjs) use.
@@ -285,43 +278,4 @@ describe("an option's value written without '=' that names an existing path is r
     expect(detachedInputMessage(parsed.detached, dir)).toBeUndefined();
     expect(detachedInputMessage([{ option: "entry", written: "--entry", value: "sample", takesPath: false }], dir)).toMatch(/^--entry took 'sample'/);
   });
-});
-
-const MINE: Record<string, Subcommand> = { ls, sizes, check, extract, unbundle, replace, verify, recover };
-
-/** Splits an example command line as a shell would for these examples (no quotes in them). */
-function words(command: string): string[] {
-  return command.split(/\s+/).filter((w) => w !== "");
-}
-
-describe("--help: every option with a one-line description, and examples that parse", () => {
-  for (const [command, subcommand] of Object.entries(MINE)) {
-    it(command, async () => {
-      const help = await kit(SAMPLE, command, "--help");
-      expect(help.code).toBe(0);
-      const text = help.stdout;
-      const spec = subcommand.spec();
-      for (const option of spec.options) {
-        if (option.positional || option.hidden) continue;
-        expect(option.description, `${command} --${option.name}`).not.toMatch(/\n/);
-        expect(option.description.length, `${command} --${option.name}`).toBeGreaterThan(0);
-        expect(text).toMatch(new RegExp(`\\n {2}--?${option.name}\\b[^\\n]* - ${option.description.slice(0, 20).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
-      }
-      expect(text).toContain("--verbose");
-      const section = text.slice(text.indexOf("\nEXAMPLES:\n"));
-      expect(section.startsWith("\nEXAMPLES:\n"), command).toBe(true);
-      const examples = section.split("\n").filter((l) => l.startsWith(`  offload-kit ${command}`)).map((l) => l.trim());
-      expect(examples.length, command).toBeGreaterThan(0);
-      for (const example of examples) {
-        const [, name, ...args] = words(example);
-        expect(name).toBe(command);
-        const parsed = parseCommandLine(spec, `offload-kit ${command}`, args);
-        expect(parsed.kind, example).toBe("ok");
-        if (parsed.kind !== "ok") continue;
-        expect(parsed.stderr, example).toBe("");
-        // Written with '=' (or a path after -o): no other value is taken from the next word.
-        expect(parsed.detached.filter((d) => !d.takesPath), example).toEqual([]);
-      }
-    });
-  }
 });

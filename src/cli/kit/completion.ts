@@ -14,7 +14,7 @@ import { AMDGCN_PROCESSORS, OFFLOAD_ARCH_NAMES, isNvptxSmName } from "../../targ
 import { buildOptionTable, stringValue } from "../args.js";
 import type { TableEntry } from "../args.js";
 import type { Subcommand } from "./common.js";
-import { KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 type Shell = (typeof SHELLS)[number];
@@ -368,6 +368,11 @@ export function completionCommand(commands: () => Readonly<Record<string, Subcom
       overview: "offload-kit completion: print a completion script for bash, zsh or fish\n",
       options: [{ name: "shell", kind: "string", positional: true, valueName: SHELLS.join("|"), description: SHELLS.join("|"), category }],
       version: VERSION_TEXT,
+      epilogue: examplesHelp([
+        { command: "offload-kit completion bash > ~/.local/share/bash-completion/completions/offload-kit", what: "Install bash completion for your user (or, for this shell only: source <(offload-kit completion bash))" },
+        { command: "offload-kit completion zsh > ~/.zfunc/_offload-kit", what: "zsh: with ~/.zfunc in $fpath before compinit runs" },
+        { command: "offload-kit completion fish > ~/.config/fish/completions/offload-kit.fish", what: "fish: loaded the next time fish starts" },
+      ]),
     }),
     run(values, { name, io }) {
       const shell = stringValue(values, "shell");

@@ -14,11 +14,12 @@ import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
 import { listValue, stringValue } from "../args.js";
 import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
-import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import type { Example } from "./common.js";
+import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, openMembers, printEditReport } from "./outputs.js";
 
-export function transformSpec(overview: string, extra: readonly OptionSpec[]): ToolSpec {
-  return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT };
+export function transformSpec(overview: string, extra: readonly OptionSpec[], examples: readonly Example[]): ToolSpec {
+  return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT, epilogue: examplesHelp(examples) };
 }
 
 export async function runTransform(operation: "compress" | "decompress", values: Record<string, OptionValue>, { name, io }: SubcommandContext): Promise<number> {
@@ -58,6 +59,10 @@ export const compress: Subcommand = {
   spec: () => transformSpec("offload-kit compress: turn plain offload bundles into compressed ones (CCOB), in bundle files and archives\n", [
     { name: "format", kind: "string", valueName: "2|3", description: "CCOB version: 2 (LLVM 19 reads it; the default) or 3 (LLVM 22)", category },
     LEVEL_OPTION("zstd level (default 3, LLVM's)"),
+  ], [
+    { command: "offload-kit compress -o app.ccob.hipfb examples/sample/app.hipfb", what: "Write a compressed copy of the bundle (CCOB version 2, zstd level 3, as clang does)" },
+    { command: "offload-kit compress --dry-run examples/sample", what: "Say what compressing the folder's bundles would save; write nothing" },
+    { command: "offload-kit compress --format=3 --level=19 --in-place lib/libfoo.so", what: "Compress the library's bundles in place, as LLVM 22 writes them, at zstd level 19" },
   ]),
   run: (values, context) => runTransform("compress", values, context),
 };

@@ -21,7 +21,7 @@ import { printError } from "../io.js";
 import { hasErrors, runGuardedAsync } from "./package-inputs.js";
 import { printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { EXIT_USAGE, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { EXIT_USAGE, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 
 const NOT_DAMAGE = new Set(["NO_AMDGPU_METADATA", "V2_METADATA_NOT_READ"]);
 
@@ -130,6 +130,11 @@ export const diff: Subcommand = {
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit diff build-main/lib build-pr/lib", what: "Target IDs and kernels added, removed or changed between two builds; exit 1 if anything differs" },
+      { command: "offload-kit diff --fail-on-growth=5 libfoo.so.old libfoo.so", what: "For CI: exit 1 only when the device code grew by more than 5%" },
+      { command: "offload-kit diff --json old.whl new.whl", what: "The same for two wheels, for scripts" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");

@@ -19,7 +19,7 @@ import { printError, printWarning } from "../io.js";
 import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
 import { foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
-import { FOLDERS_HELP, JSON_OPTION, PATHS_OPTION, KIT_CATEGORY as category, VERSION_TEXT, hex, pad, plural, usageError } from "./common.js";
+import { FOLDERS_HELP, JSON_OPTION, PATHS_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, hex, pad, plural, usageError } from "./common.js";
 
 export const SORT_KEYS = ["vgprs", "lds", "scratch", "size"] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
@@ -146,6 +146,11 @@ export const kernels: Subcommand = {
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit kernels --sort=vgprs --top=10 /opt/rocm/lib/librocsparse.so", what: "The 10 kernels using the most VGPRs, with their waves per SIMD" },
+      { command: "offload-kit kernels --gpu=gfx90a --kernel=*spmv* lib/libfoo.so", what: "Only the gfx90a code objects' kernels whose name holds 'spmv' (quote the glob if it could match files)" },
+      { command: "offload-kit kernels --json build/", what: "Every kernel of every code object under the folder, for scripts" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");

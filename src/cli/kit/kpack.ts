@@ -8,7 +8,7 @@ import { kpackTree } from "../../kpack/node/split.js";
 import { unkpackFile } from "../../kpack/node/unsplit.js";
 import { flagValue, listValue, stringValue } from "../args.js";
 import type { Subcommand } from "./common.js";
-import { JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, usageError } from "./common.js";
+import { JSON_OPTION, KIT_CATEGORY, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 import { printWarning } from "../io.js";
 import { runGuarded } from "../io.js";
 
@@ -27,6 +27,10 @@ export const kpack: Subcommand = {
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit kpack --group=myapp lib", what: "Move the code objects of every HIP binary under lib/ into lib/.kpack/myapp_<arch>.kpack" },
+      { command: "offload-kit kpack --group=rocm --prefix=stage --compression=zstd-per-kernel /opt/rocm", what: "As TheRock's split does: TOC keys under stage/, each code object a zstd frame" },
+    ]),
   }),
   run(values, { name, io }) {
     const root = listValue(values, "root")[0] ?? stringValue(values, "root");
@@ -61,6 +65,9 @@ export const unkpack: Subcommand = {
       "Undoes 'offload-kit kpack'; rocm-kpack's own zero-paged output is refused for now.\n",
     options: [{ name: "files", kind: "string", list: true, positional: true, description: "<file>..." }, JSON_OPTION],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit unkpack split/bin/app", what: "Put the code objects its archives hold back into app's .hip_fatbin (a host 'offload-kit kpack' split)" },
+    ]),
   }),
   run(values, { name, io }) {
     const files = listValue(values, "files");

@@ -18,7 +18,7 @@ import type { ByteSource } from "../../engine/source.js";
 import { describeNativeGpu, findNativeGpus, noNativeGpuMessage } from "../../node/native-gpus.js";
 import type { NativeGpuSearch } from "../../node/native-gpus.js";
 import type { Subcommand } from "./common.js";
-import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, entryGpu, openMembers, printEditReport } from "./outputs.js";
 
 /** Across all inputs, the listed GPUs that would load no entry; when none loads anything, the selection matched nothing. */
@@ -56,6 +56,12 @@ export const prune: Subcommand = {
       JSON_OPTION,
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit prune --keep=gfx90a -o app.gfx90a.hipfb examples/sample/app.hipfb", what: "Keep only the code a gfx90a loads (either xnack setting), into a new file" },
+      { command: "offload-kit prune --drop=gfx906 --out-dir=out examples/sample", what: "Mirror the folder at out/sample without the gfx906 code (unchanged files hard-linked)" },
+      { command: "offload-kit prune --keep=native --dry-run /opt/rocm/lib", what: "Say what keeping only this machine's GPUs would save over the folder; write nothing" },
+      { command: "offload-kit prune --keep=gfx90a,gfx1100 --in-place lib/libfoo.so", what: "Edit the library in place (written beside it, renamed over it at the end)" },
+    ]),
   }),
   async run(values, { name, io }) {
     const files = listValue(values, "files");

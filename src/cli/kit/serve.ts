@@ -15,7 +15,7 @@ import { stringValue } from "../args.js";
 import { printError, printWarning } from "../io.js";
 import { httpModule } from "../../node/builtins.js";
 import type { Subcommand } from "./common.js";
-import { KIT_CATEGORY as category, VERSION_TEXT, usageError } from "./common.js";
+import { KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 
 export const DEFAULT_SERVE_PORT = 8417;
 
@@ -68,6 +68,11 @@ export const serve: Subcommand = {
       { name: "host", kind: "string", valueName: "address", description: "Address to listen on (default 127.0.0.1: this machine only)", category },
     ],
     version: VERSION_TEXT,
+    epilogue: examplesHelp([
+      { command: "offload-kit serve", what: `Open http://127.0.0.1:${DEFAULT_SERVE_PORT}/ in a browser on this machine and drop files on the page; Ctrl-C stops it` },
+      { command: "offload-kit serve --port=0", what: "Any free port (the address is the first line on stdout)" },
+      { command: "offload-kit serve --host=0.0.0.0 --port=8080", what: "Reachable from other machines too: the page reads dropped files in the browser, nothing is uploaded" },
+    ]),
   }),
   run(values, { name, io }) {
     const portText = stringValue(values, "port");
