@@ -81,7 +81,7 @@ export interface NvInfoAttribute {
   readonly attribute: number;
   /** `EIATTR_…` when cuobjdump named the code on our fixtures; `EIATTR_0xNN` otherwise. */
   readonly name: string;
-  /** EIFMT_BVAL / EIFMT_HVAL: the 16-bit value. */
+  /** EIFMT_BVAL / EIFMT_HVAL: the 16-bit value (EIFMT_NVAL: the raw field, 0 in every cubin seen). */
   readonly value?: number;
   /** EIFMT_SVAL: the payload (a view of the input). */
   readonly payload?: Uint8Array;
@@ -110,7 +110,7 @@ export function parseNvInfo(bytes: Uint8Array, base = 0): NvInfoAttribute[] {
       records.push({ offset: base + at, format, attribute, name, payload: bytes.subarray(at + RECORD_HEADER, at + RECORD_HEADER + half) });
       at += RECORD_HEADER + half;
     } else if (format === EIFMT_NVAL || format === EIFMT_BVAL || format === EIFMT_HVAL) {
-      records.push({ offset: base + at, format, attribute, name, ...(format === EIFMT_NVAL ? {} : { value: half }) });
+      records.push({ offset: base + at, format, attribute, name, value: half });
       at += RECORD_HEADER;
     } else {
       throw new OffloadKitError("NV_INFO_FORMAT", `unknown .nv.info record format ${format} at offset 0x${(base + at).toString(16)}`, { offset: base + at, field: "format" });
@@ -171,17 +171,26 @@ export function readNvCubinResources(source: ByteSource): NvCubinResources {
   let global = 0;
   const common = new Map<number, number>();
   const perFunction = new Map<number, NvInfoAttribute[]>();
+  const kernelBanks = new Map<string, Map<number, number>>();
   for (const s of elf.sections) {
     const name = names[s.index]!;
     byName.set(name, s);
     if (name === ".nv.global" || name === ".nv.global.init") global += s.size;
     const constant = CONSTANT_SECTION.exec(name);
     if (constant !== null && constant[2] === undefined) common.set(Number(constant[1]), s.size);
+    else if (constant !== null) {
+      // Banks by kernel, gathered once: a library's cubin can hold thousands of kernels.
+      const banks = kernelBanks.get(constant[2]!) ?? new Map<number, number>();
+      banks.set(Number(constant[1]), s.size);
+      kernelBanks.set(constant[2]!, banks);
+    }
     if (name === ".nv.info" && s.type === SHT_CUDA_INFO) {
       for (const record of parseNvInfo(bytesOf(s), s.offset)) {
         const fv = functionValue(record);
         if (fv === undefined) continue;
-        perFunction.set(fv.symbol, [...(perFunction.get(fv.symbol) ?? []), record]);
+        const list = perFunction.get(fv.symbol);
+        if (list === undefined) perFunction.set(fv.symbol, [record]);
+        else list.push(record);
       }
     }
   }
@@ -204,11 +213,7 @@ export function readNvCubinResources(source: ByteSource): NvCubinResources {
     const registers = valueOf(EIATTR_REGCOUNT) ?? (flagRegisters !== 0 ? flagRegisters : undefined);
     const frameSize = valueOf(EIATTR_FRAME_SIZE);
     const stack = valueOf(EIATTR_MIN_STACK_SIZE) ?? frameSize;
-    const constants = new Map<number, number>();
-    for (const [other, otherSection] of byName) {
-      const constant = CONSTANT_SECTION.exec(other);
-      if (constant !== null && constant[2] === name) constants.set(Number(constant[1]), otherSection.size);
-    }
+    const constants = kernelBanks.get(name) ?? new Map<number, number>();
     kernels.push({
       name, symbol: symbolIndex, codeSize: symbol.size,
       ...(registers !== undefined ? { registers } : {}), ...(stack !== undefined ? { stack } : {}), ...(frameSize !== undefined ? { frameSize } : {}),
