@@ -2,7 +2,8 @@
  * The kernels of one NVIDIA cubin (a fatbin's SASS entry, decoded, or a standalone `.cubin`) as KernelInfo rows:
  * the resources `cuobjdump -res-usage` prints (src/formats/nv-cubin-info.ts says where each one lives) under `nv`,
  * the demangled name, the code size from the symbol table. The AMDGPU fields (VGPRs, LDS, occupancy) stay
- * undefined: a cubin states none of them. `metadata` holds the raw `.nv.info` records for `--json`.
+ * undefined: a cubin states none of them. `metadata` holds cuobjdump's fields by name and the raw `.nv.info`
+ * records (`--json`; `offload-kit diff` compares these maps).
  *
  * Like listCodeObjectKernels, never throws our errors: a cubin that cannot be read keeps its ID and carries the error.
  */
@@ -35,11 +36,24 @@ export interface NvCommonUsage {
 
 const EMPTY_MAP: MsgpackMap = new Map();
 
+/** A record without its offset: `offload-kit diff` compares these maps, and offsets move between builds. */
 function attributeMap(a: NvInfoAttribute): MsgpackMap {
-  const entries: [MsgpackValue, MsgpackValue][] = [["name", a.name], ["attribute", a.attribute], ["format", a.format], ["offset", a.offset]];
+  const entries: [MsgpackValue, MsgpackValue][] = [["name", a.name], ["attribute", a.attribute], ["format", a.format]];
   if (a.value !== undefined) entries.push(["value", a.value]);
   if (a.payload !== undefined) entries.push(["payload", a.payload.slice()]);
   return new Map(entries);
+}
+
+/** cuobjdump's fields by its names (what `diff` reports as changed), then the raw records. */
+function nvMetadata(k: NvKernelResources): MsgpackMap {
+  const map: MsgpackMap = new Map<MsgpackValue, MsgpackValue>();
+  if (k.registers !== undefined) map.set("REG", k.registers);
+  if (k.stack !== undefined) map.set("STACK", k.stack);
+  map.set("SHARED", k.shared);
+  map.set("LOCAL", k.local);
+  for (const [bank, size] of k.constants) map.set(`CONSTANT[${bank}]`, size);
+  map.set(".nv.info", k.attributes.map(attributeMap));
+  return map;
 }
 
 export function nvKernelInfo(k: NvKernelResources, keepMetadata: boolean): KernelInfo & { readonly nv: NvKernelUsage } {
@@ -56,7 +70,7 @@ export function nvKernelInfo(k: NvKernelResources, keepMetadata: boolean): Kerne
       local: k.local,
       constants: Object.fromEntries(k.constants),
     },
-    metadata: keepMetadata ? new Map<MsgpackValue, MsgpackValue>([[".nv.info", k.attributes.map(attributeMap)]]) : EMPTY_MAP,
+    metadata: keepMetadata ? nvMetadata(k) : EMPTY_MAP,
   };
 }
 
