@@ -10,7 +10,7 @@
  * | REG | EIATTR_REGCOUNT for the function's symbol in `.nv.info`; else `sh_info >> 24` of `.text.NAME` (sm_86 and older set both) |
  * | STACK | EIATTR_MIN_STACK_SIZE for the symbol (EIATTR_FRAME_SIZE held the same value in every cubin we checked) |
  * | SHARED | `sh_size` of `.nv.shared.NAME` (NOBITS; sm_90+ cubins already include the 1 KiB reserved per block) |
- * | LOCAL | `sh_size` of `.nv.local.NAME`; nvcc 13 writes none (local arrays are in the stack frame), so always 0 here |
+ * | LOCAL | `sh_size` of `.nv.local.NAME`, an assumption not confirmed: module-scoped `.local` needs code without the ABI, which ptxas 13 refuses, and local arrays now live in the stack frame (STACK); 0 on every cubin checked, as cuobjdump says |
  * | CONSTANT[n] | `sh_size` of `.nv.constantN.NAME` (bank 0: the parameters and driver constants) |
  * | Common GLOBAL | `.nv.global` + `.nv.global.init` sizes |
  * | Common CONSTANT[n] | `sh_size` of `.nv.constantN` (no kernel suffix: `__constant__` data is bank 3) |
