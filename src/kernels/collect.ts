@@ -2,7 +2,9 @@
  * Every AMDGPU code object in a file, found by the one locator ls/sizes/extract/check use (src/inspect/locate.ts:
  * bundle entries, compressed bundles, fat objects, offload binaries, standalone code objects, archive members),
  * and its kernels (src/kernels/kernels.ts). Browser-safe: compressed bundles are opened by whatever
- * `openCompressed` the caller gives (src/compress/node/decompress.ts in Node).
+ * `openCompressed` the caller gives (src/compress/node/decompress.ts in Node). NVIDIA cubins (a fatbin's SASS
+ * entries, decoded; standalone `.cubin` files) are listed too (src/kernels/nv-kernels.ts), by their arch (`sm_90`);
+ * zstd entries need the caller's `nvZstd`.
  *
  * A code object is read while its bytes are open (a compressed bundle's decompressed contents live only
  * during the locator's call), so only the notes, headers and symbol table of one code object are held at once.

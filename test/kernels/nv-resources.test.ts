@@ -145,3 +145,18 @@ describe.runIf(hasNative("cuobjdump"))("kernels on NVIDIA cubins vs cuobjdump -r
     expect(await expectSameAsCuobjdump(fetched.library)).toBeGreaterThan(100);
   }, HANG_MS);
 });
+
+describe("kernels table on NVIDIA cubins", () => {
+  it("prints REG/STACK/SHARED/LOCAL/CONST0, sorts by stack, filters by --gpu=sm_NN, demangles", async () => {
+    const kit = (...args: string[]) => runInDir(scratchDir("offload-kit-nvres-"), (io) => runOffloadKit("offload-kit", ["kernels", ...args], io));
+    const sorted = await kit("--sort=scratch", "--gpu=sm_90", join(FIXTURES, "nv-res/res.fatbin"));
+    expect(sorted.code, sorted.stderr.toString()).toBe(0);
+    const lines = sorted.stdout.toString().split("\n");
+    expect(lines[0]).toMatch(/: 1 code object .*10 kernels$/);
+    expect(lines[1]!.trim().split(/\s+/)).toEqual(["TARGET", "REG", "STACK", "SHARED", "LOCAL", "CONST0", "SIZE", "KERNEL"]);
+    expect(lines[2]).toMatch(/^\s+sm_90\s+\d+\s+392\s+1024\s+0\s+540\s+\d+\s+local_array$/);
+    expect(sorted.stdout.toString()).toContain("void templated<double>(double*, double)");
+    expect(sorted.stdout.toString()).not.toContain("sm_86");
+    expect(sorted.stdout.toString()).not.toContain("OCC:");
+  });
+});
