@@ -155,7 +155,7 @@ export const kernels: Subcommand = {
       `${FOLDERS_HELP}`,
     options: [
       PATHS_OPTION,
-      { name: "gpu", kind: "string", valueName: "gpu", description: "Only code objects for this processor (gfx90a, gfx90a:xnack+)", category },
+      { name: "gpu", kind: "string", valueName: "gpu", description: "Only code objects for this processor (gfx90a, gfx90a:xnack+) or cubins for this arch (sm_90)", category },
       { name: "kernel", kind: "string", valueName: "glob", description: "Only kernels whose name (mangled or demangled) matches this glob", category },
       { name: "sort", kind: "string", valueName: "vgprs|lds|scratch|size", description: "Largest first by VGPRs, LDS, scratch or code size", category },
       { name: "top", kind: "string", valueName: "n", description: "Only the first N kernels (after --sort)", category },
