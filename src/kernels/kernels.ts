@@ -18,6 +18,7 @@ import { demangle } from "./demangle.js";
 import { estimateOccupancy, processorLimits } from "./occupancy.js";
 import type { Occupancy, ProcessorLimits } from "./occupancy.js";
 import { functionSizes } from "./symbols.js";
+import type { NvCommonUsage, NvKernelUsage } from "./nv-kernels.js";
 
 export interface KernelInfo {
   /** `.name`: the source-level (mangled) name. */
@@ -43,8 +44,10 @@ export interface KernelInfo {
   readonly codeSize?: number;
   /** Waves per SIMD the resources allow (src/kernels/occupancy.ts); undefined for an unknown processor or missing counts. */
   readonly occupancy?: Occupancy;
-  /** The kernel's whole map as decoded. */
+  /** The kernel's whole map as decoded (for a cubin: its raw `.nv.info` records under `.nv.info`). */
   readonly metadata: MsgpackMap;
+  /** NVIDIA cubins only: the resources cuobjdump -res-usage prints (src/kernels/nv-kernels.ts). */
+  readonly nv?: NvKernelUsage;
 }
 
 export interface CodeObjectKernels {
@@ -59,6 +62,8 @@ export interface CodeObjectKernels {
   readonly kernels: readonly KernelInfo[];
   /** Why there are no kernels: v2 YAML metadata (not read), no metadata note, or a typed error reading it. */
   readonly problem?: { readonly code: string; readonly message: string; readonly offset?: number };
+  /** NVIDIA cubins only: the cubin-wide GLOBAL and CONSTANT[n] of cuobjdump -res-usage. */
+  readonly nvCommon?: NvCommonUsage;
 }
 
 function numberField(map: MsgpackMap, key: string): number | undefined {

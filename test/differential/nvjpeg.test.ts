@@ -3,39 +3,21 @@
 // beside cuobjdump. Extracted cubins and PTX equal cuobjdump's byte for byte (110 LZ4 entries decoded), the .deb
 // lists what the unpacked library lists, and a container no wrapper points at is reported as such. Runs where
 // cuobjdump is; skips when apt cannot fetch, fails then under OFFLOAD_KIT_REQUIRE_NATIVE=1.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
 import { HANG_MS } from "../limits.js";
-import { hasNative, nativeTool, runNative } from "../native.js";
-
-const REQUIRE = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
-const PACKAGE = "libnvjpeg12";
-
-/** The .deb, fetched with the apt configuration beside cuobjdump; undefined when apt cannot. */
-function download(dir: string): string | undefined {
-  const config = join(dirname(nativeTool("cuobjdump")!), "apt", "apt.conf");
-  try {
-    if (!existsSync(config)) throw new Error(`${config} is missing: run scripts/fetch-cuobjdump.sh`);
-    execFileSync("apt-get", ["download", "-qq", PACKAGE], { cwd: dir, stdio: "pipe", env: { ...process.env, APT_CONFIG: config } });
-    return readdirSync(dir).find((f) => f.startsWith(`${PACKAGE}_`) && f.endsWith(".deb"));
-  } catch (e) {
-    if (REQUIRE) throw new Error(`apt-get download ${PACKAGE} failed (OFFLOAD_KIT_REQUIRE_NATIVE=1): ${(e as Error).message}`);
-    return undefined;
-  }
-}
+import { hasNative, runNative } from "../native.js";
+import { fetchNvjpeg } from "./debian-nv.js";
 
 describe.runIf(hasNative("cuobjdump"))("libnvjpeg12 (LZ4 entries) vs cuobjdump", () => {
   it("extract equals cuobjdump -xelf all -xptx all; the .deb lists what the library lists", async (ctx) => {
     const dir = scratchDir("offload-kit-nvjpeg-");
-    const deb = download(dir);
-    if (deb === undefined) return ctx.skip();
-    execFileSync("dpkg-deb", ["-x", deb, "unpacked"], { cwd: dir });
-    const libDir = join(dir, "unpacked/usr/lib/x86_64-linux-gnu");
-    const library = join(libDir, readdirSync(libDir).find((f) => /^libnvjpeg\.so\.\d+\.\d+/.test(f))!);
+    const fetched = fetchNvjpeg(dir);
+    if (fetched === undefined) return ctx.skip();
+    const { deb, library } = fetched;
     const kit = (...args: string[]) => runInDir(dir, (io) => runOffloadKit("offload-kit", args, io));
 
     const listed = await kit("ls", "--json", library);

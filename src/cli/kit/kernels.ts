@@ -67,7 +67,9 @@ export function parseGpuFilter(text: string): GpuFilter | undefined {
 
 /** A code object runs on the GPU when the processor is the same and no feature it states contradicts the GPU's. */
 export function codeObjectMatchesGpu(id: string, gpu: GpuFilter): boolean {
-  const target = id.slice(id.lastIndexOf("--") + 2 || 0);
+  const at = id.lastIndexOf("--");
+  // NVIDIA cubins are listed by their arch alone (`sm_90`).
+  const target = at < 0 ? id : id.slice(at + 2);
   const [processor, ...features] = target.split(":");
   if (processor !== gpu.processor) return false;
   for (const f of features) {
@@ -79,9 +81,10 @@ export function codeObjectMatchesGpu(id: string, gpu: GpuFilter): boolean {
 }
 
 function sortValue(k: KernelInfo, key: SortKey): number {
-  if (key === "vgprs") return k.vgprs ?? -1;
-  if (key === "lds") return k.lds ?? -1;
-  if (key === "scratch") return k.scratch ?? -1;
+  // A cubin's registers, shared memory and stack sort with VGPRs, LDS and scratch.
+  if (key === "vgprs") return k.vgprs ?? k.nv?.registers ?? -1;
+  if (key === "lds") return k.lds ?? k.nv?.shared ?? -1;
+  if (key === "scratch") return k.scratch ?? k.nv?.stack ?? -1;
   return k.codeSize ?? -1;
 }
 
@@ -113,6 +116,18 @@ function table(rows: readonly Row[], mangled: boolean): string {
   return all.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, right[i]))).join("  ")}`.trimEnd() + "\n").join("");
 }
 
+/** NVIDIA cubins' kernels, in cuobjdump -res-usage's terms (CONST: the bank-0 bytes; --json has every bank). */
+function nvTable(rows: readonly Row[], mangled: boolean): string {
+  const header = ["TARGET", "REG", "STACK", "SHARED", "LOCAL", "CONST0", "SIZE", "KERNEL"];
+  const body = rows.map(({ codeObject, kernel: k }) => [
+    targetOf(codeObject.id), n(k.nv?.registers), n(k.nv?.stack), n(k.nv?.shared), n(k.nv?.local), n(k.nv?.constants["0"]), n(k.codeSize),
+    mangled ? k.name : k.demangled,
+  ]);
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return all.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, i > 0))).join("  ")}`.trimEnd() + "\n").join("");
+}
+
 /** A kernel as --json gives it: the friendly fields, then the whole map. */
 export function kernelJson(k: KernelInfo): unknown {
   const { metadata, ...friendly } = k;
@@ -132,13 +147,15 @@ function codeObjectJson(c: FoundCodeObject, kernels: readonly KernelInfo[]): unk
 }
 
 export const kernels: Subcommand = {
-  summary: "The kernels of every AMDGPU code object: registers, LDS, scratch, code size, occupancy: [--gpu] [--kernel=GLOB] [--sort] [--top=N] [--json].",
+  summary: "The kernels of every AMDGPU code object and NVIDIA cubin: registers, LDS/shared, scratch/stack, code size, occupancy: [--gpu] [--kernel=GLOB] [--sort] [--top=N] [--json].",
   spec: () => ({
     overview: "offload-kit kernels: the kernels of every AMDGPU code object in files, folders and packages, from each code\n" +
-      `object's metadata note (NT_AMDGPU_METADATA), with code sizes and an occupancy estimate\n(${OCCUPANCY_RULE})\n\n${FOLDERS_HELP}`,
+      `object's metadata note (NT_AMDGPU_METADATA), with code sizes and an occupancy estimate\n(${OCCUPANCY_RULE}),\n` +
+      "and of every NVIDIA cubin (fatbin SASS entries, .cubin files) with REG, STACK, SHARED, LOCAL and CONSTANT[0] as\ncuobjdump -res-usage prints them\n\n" +
+      `${FOLDERS_HELP}`,
     options: [
       PATHS_OPTION,
-      { name: "gpu", kind: "string", valueName: "gpu", description: "Only code objects for this processor (gfx90a, gfx90a:xnack+)", category },
+      { name: "gpu", kind: "string", valueName: "gpu", description: "Only code objects for this processor (gfx90a, gfx90a:xnack+) or cubins for this arch (sm_90)", category },
       { name: "kernel", kind: "string", valueName: "glob", description: "Only kernels whose name (mangled or demangled) matches this glob", category },
       { name: "sort", kind: "string", valueName: "vgprs|lds|scratch|size", description: "Largest first by VGPRs, LDS, scratch or code size", category },
       { name: "top", kind: "string", valueName: "n", description: "Only the first N kernels (after --sort)", category },
@@ -230,10 +247,13 @@ export const kernels: Subcommand = {
         const bytes = inFile.reduce((sum, o) => sum + o.codeObject.size, 0);
         const note = shown.length === count ? "" : `, ${shown.length} shown`;
         io.stdout(`${file}: ${plural(inFile.length, "code object")} (${formatWithCommas(bytes)} bytes), ${plural(count, "kernel")}${note}\n`);
-        if (shown.length > 0) io.stdout(table(shown, mangled));
+        const amd = shown.filter((r) => r.kernel.nv === undefined);
+        const nv = shown.filter((r) => r.kernel.nv !== undefined);
+        if (amd.length > 0) io.stdout(table(amd, mangled));
+        if (nv.length > 0) io.stdout(nvTable(nv, mangled));
       }
-      if (objects.length === 0) io.stdout("no AMDGPU code objects found\n");
-      else if (rows.length > 0) io.stdout(`OCC: waves per SIMD and what limits them (${OCCUPANCY_RULE})\n`);
+      if (objects.length === 0) io.stdout("no AMDGPU code objects or NVIDIA cubins found\n");
+      else if (rows.some((r) => r.kernel.nv === undefined)) io.stdout(`OCC: waves per SIMD and what limits them (${OCCUPANCY_RULE})\n`);
       if (gathered.run.folders) io.stdout(`${foldersNote(gathered.run)}\n`);
       return status;
     });

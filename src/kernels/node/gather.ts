@@ -6,6 +6,7 @@
  */
 import { isOffloadKitError } from "../../engine/errors.js";
 import { withCcobPrefetch } from "../../compress/node/decompress.js";
+import { nodeCodecs } from "../../compress/node/codecs.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { holdsOffloadCode } from "../../inspect/node/check.js";
 import { forEachPath } from "../../inspect/node/folders.js";
@@ -46,7 +47,7 @@ async function gatherPath(path: string, options: KernelListOptions): Promise<Gat
     const items: GatheredItem[] = [];
     let offload = false;
     const walk = await forEachInput(path, ({ name, member, source }) => {
-      const found = withCcobPrefetch({}, (hooks) => collectKernels(source, { ...hooks, ...options, decompressOffload: codecDecompressor() }));
+      const found = withCcobPrefetch({}, (hooks) => collectKernels(source, { ...hooks, ...options, decompressOffload: codecDecompressor(), nvZstd: (frame, capacity) => nodeCodecs.zstdDecompressFrame(frame, capacity) }));
       if (holdsOffloadCode(found.location)) offload = true;
       // In a package, members without device code are not listed.
       if (member !== undefined && found.codeObjects.length === 0 && found.location.problems.length === 0) return;

@@ -9,6 +9,7 @@ import { ccobTarget } from "./targets/ccob.js";
 import { elfTarget } from "./targets/elf.js";
 import { objcopyTarget } from "./targets/objcopy.js";
 import { lz4BlockTarget, nvFatbinTarget } from "./targets/nv-fatbin.js";
+import { nvInfoTarget } from "./targets/nv-info.js";
 import { offloadBinaryTarget } from "./targets/offload-binary.js";
 import { decodersTarget } from "./targets/decoders.js";
 import { rpmTarget, zipTarget } from "./targets/packages.js";
@@ -21,7 +22,7 @@ import { wrapperTarget } from "./targets/wrapper.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
-  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget,
+  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
