@@ -14,7 +14,12 @@ import { RowTable } from "./table.js";
 /** Height of one kernel row in pixels: fixed (one line, names cut with an ellipsis) so the scroll box maps to rows by arithmetic. */
 const ROW_HEIGHT = 28;
 /** Rows asked for beyond those visible, on each side. */
-const OVERSCAN = 20;
+const OVERSCAN = 10;
+/**
+ * Characters of a name drawn in its cell (the whole name is the cell's title): the cell shows about 70, and
+ * laying out the rest of a 1,000-character template name costs layout time for nothing.
+ */
+const NAME_DRAWN = 160;
 
 const COLUMNS: readonly { readonly key: KernelColumn; readonly title: string; readonly numeric: boolean }[] = [
   { key: "name", title: "Kernel", numeric: false },
@@ -117,7 +122,8 @@ function kernelTable(worker: OffloadKitWorker, summary: KernelTableSummary): HTM
     const drawn = rows.map((row, i) => element("tr", { className: "kernel", dataset: { position: start + i } },
       ...COLUMNS.map((c) => {
         const text = cellText(row, c.key);
-        return element("td", { className: c.numeric ? "num" : c.key === "id" ? "id" : "name", title: c.key === "name" ? text : undefined }, text);
+        if (c.key === "name") return element("td", { className: "name", title: text }, text.length > NAME_DRAWN ? `${text.slice(0, NAME_DRAWN)}…` : text);
+        return element("td", { className: c.numeric ? "num" : "id" }, text);
       })));
     const spacerTop = element("tr", { className: "spacer", ariaHidden: "true" }, top);
     const spacerBottom = element("tr", { className: "spacer", ariaHidden: "true" }, bottom);
@@ -159,6 +165,8 @@ function kernelTable(worker: OffloadKitWorker, summary: KernelTableSummary): HTM
   name.addEventListener("input", () => {
     scroller.scrollTop = 0;
     shownKey = "";
+    // Loading from now on (the question goes at the next frame): what a reader of `data-total` waits out.
+    view.dataset.loading = "1";
     schedule();
   });
   requestAnimationFrame(() => refresh(true));
