@@ -211,6 +211,14 @@ function diffText(diff: DiffSummary): string {
   return `${diff.different ? "Different" : "The same"}: ${by("changed")} changed, ${by("added")} added, ${by("removed")} removed, ${by("unchanged")} unchanged target IDs; ${bytes}`;
 }
 
+/** A table's scroll box made reachable from the keyboard (a narrow screen scrolls it sideways). */
+function focusable(wrap: HTMLElement, label: string): HTMLElement {
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", label);
+  return wrap;
+}
+
 function diffTables(diff: DiffSummary): HTMLElement[] {
   const targets = new RowTable(
     [{ title: "Target ID", className: "id" }, { title: "Status" }, { title: "Before", className: "num" }, { title: "After", className: "num" },
@@ -223,7 +231,7 @@ function diffTables(diff: DiffSummary): HTMLElement[] {
       element("td", { className: "num" }, formatCount(t.added)), element("td", { className: "num" }, formatCount(t.removed)), element("td", { className: "num" }, formatCount(t.changed))),
     "diff-targets", "Target IDs: bytes before and after, kernels added, removed and changed",
   );
-  const out: HTMLElement[] = [targets.root];
+  const out: HTMLElement[] = [focusable(targets.root, "Target IDs compared")];
   if (diff.kernels.length > 0) {
     const kernels = new RowTable(
       [{ title: "Target ID", className: "id" }, { title: "Change" }, { title: "Kernel" }, { title: "What changed (before → after)" }],
@@ -232,7 +240,7 @@ function diffTables(diff: DiffSummary): HTMLElement[] {
         element("td", { className: "id" }, breakable(k.id)), element("td", {}, k.change), element("td", { className: "name" }, k.name), element("td", { className: "mono" }, k.detail)),
       "diff-kernels", "Kernels added, removed and changed, per target ID",
     );
-    out.push(element("h3", {}, `Kernels: ${formatCount(diff.kernels.length)} changes`), kernels.root);
+    out.push(element("h3", {}, `Kernels: ${formatCount(diff.kernels.length)} changes`), focusable(kernels.root, "Kernel changes"));
   }
   return out;
 }

@@ -5,7 +5,7 @@
 // 88,137 (when installed) drawn a screen at a time, with the page's long main-thread tasks measured by a
 // PerformanceObserver('longtask').
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -212,6 +212,25 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: Kernels and Diff vi
       const line = lines.find((l) => l[0] === gfx90a.id && l[1] === "changed" && l[3]!.startsWith(`${keys[0]} `));
       expect(line, JSON.stringify(changed)).toBeDefined();
     }
+    // Both views open: no sideways scrolling of the page at 360 px (the kernel table scrolls in its box), and
+    // axe-core finds nothing serious, light and dark.
+    expect(await openKernels(0)).toBeGreaterThan(0);
+    await rows();
+    await page.setViewportSize({ width: 360, height: 800 });
+    const widths = await page.evaluate(() => [document.documentElement.clientWidth, document.documentElement.scrollWidth]);
+    expect(widths[1]).toBeLessThanOrEqual(widths[0]!);
+    const axe = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+    for (const dark of [false, true]) {
+      await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
+      await page.evaluate(axe);
+      const violations = await page.evaluate(async () => {
+        const result = await (window as unknown as { axe: { run(o: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ["violations"] });
+        return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
+      });
+      expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical"), dark ? "dark" : "light").toEqual([]);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: "light" });
     expect(pageErrors).toEqual([]);
   }, HANG_MS);
 
