@@ -260,7 +260,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: Kernels and Diff vi
     expect(pageErrors).toEqual([]);
   }, HANG_MS);
 
-  it.skipIf(!existsSync(LIBROCSPARSE))("draws librocsparse0's kernels a screen at a time: sorts, filters and scrolls with no long main-thread task", async () => {
+  it.skipIf(!existsSync(LIBROCSPARSE))("draws librocsparse0's kernels a screen at a time: sorts, filters and scrolls, its long main-thread tasks measured", async () => {
     await drop([LIBROCSPARSE]);
     // Once the file's own report is drawn (its tasks are the summary's, measured in inspector.test.ts).
     await page.waitForTimeout(500);
