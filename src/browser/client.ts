@@ -11,6 +11,7 @@
  */
 import { OffloadKitError } from "../engine/errors.js";
 import type { EntryRef, InspectProgress } from "./inspect.js";
+import type { DiffSummary, KernelQuery, KernelRows, KernelTableSummary } from "./kernel-tables.js";
 import type { ExtractStats, InspectResult, PackageResult, PruneReply, WorkerReply, WorkerRequest } from "./protocol.js";
 import { ResultAssembler } from "./report-parts.js";
 
@@ -171,6 +172,29 @@ export class OffloadKitWorker {
     const name = options.name ?? ((file as File).name || "blob");
     const reply = await this.request({ op: "prune", file, name, keep, ...(options.member !== undefined ? { member: options.member } : {}) });
     if (reply.op !== "pruned") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.result;
+  }
+
+  /**
+   * The kernels of `file` (as `offload-kit kernels` lists them), kept in the worker as a table: the summary
+   * comes back, and `kernelRows` asks for a window of it sorted and filtered (src/browser/kernel-tables.ts).
+   */
+  async kernels(file: Blob): Promise<KernelTableSummary> {
+    const reply = await this.request({ op: "kernels", file });
+    if (reply.op !== "kernels") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.result;
+  }
+
+  async kernelRows(query: KernelQuery): Promise<KernelRows> {
+    const reply = await this.request({ op: "kernel-rows", query });
+    if (reply.op !== "kernel-rows") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
+    return reply.result;
+  }
+
+  /** `offload-kit diff a b`: per target ID and per kernel. */
+  async diff(a: Blob, b: Blob): Promise<DiffSummary> {
+    const reply = await this.request({ op: "diff", a, b });
+    if (reply.op !== "diff") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return reply.result;
   }
 

@@ -24,3 +24,4 @@ export { imageTargetId } from "../inspect/locate.js";
 export { loadBrowserCodecs } from "../compress/browser.js";
 export type { CodecSources } from "../compress/browser.js";
 export { initEngine } from "../engine/select.js";
+export type { DiffKernelLine, DiffSummary, KernelColumn, KernelQuery, KernelRow, KernelRows, KernelTableSummary } from "./kernel-tables.js";

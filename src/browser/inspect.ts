@@ -167,7 +167,8 @@ export function openCompressedInMemory(codecs: Codecs, maxDecompressedSize = BRO
   };
 }
 
-function locateOptions(options: BrowserReadOptions): LocateOptions {
+/** The locator's options for reading in the browser (the Kernels and Diff views use them too). */
+export function locateOptions(options: BrowserReadOptions): LocateOptions {
   const codecs = options.codecs;
   return {
     engine: options.engine,

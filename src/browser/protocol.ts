@@ -5,6 +5,7 @@
  */
 import type { EntryRef, InspectProgress, Inspection } from "./inspect.js";
 import type { ReportPart } from "./report-parts.js";
+import type { DiffSummary, KernelQuery, KernelRows, KernelTableSummary } from "./kernel-tables.js";
 import type { PackageProblem, PackageWalk } from "../packages/walk.js";
 
 export type WorkerRequest =
@@ -17,7 +18,12 @@ export type WorkerRequest =
    * `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it;
    * with `member`, of that member of the package `file` is (the package walked again to reach it).
    */
-  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[] };
+  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[] }
+  /** The kernels of `file`, kept in the worker as a table (src/browser/kernel-tables.ts); then windows of it. */
+  | { readonly id: number; readonly op: "kernels"; readonly file: Blob }
+  | { readonly id: number; readonly op: "kernel-rows"; readonly query: KernelQuery }
+  /** `offload-kit diff a b`. */
+  | { readonly id: number; readonly op: "diff"; readonly a: Blob; readonly b: Blob };
 
 export interface WorkerFailure {
   readonly code: string;
@@ -107,4 +113,7 @@ export type WorkerReply =
   | { readonly id: number; readonly op: "package"; readonly result: PackageResult | undefined }
   | { readonly id: number; readonly op: "extracted"; readonly bytes: Uint8Array; readonly stats: ExtractStats }
   | { readonly id: number; readonly op: "pruned"; readonly result: PruneReply }
+  | { readonly id: number; readonly op: "kernels"; readonly result: KernelTableSummary }
+  | { readonly id: number; readonly op: "kernel-rows"; readonly result: KernelRows }
+  | { readonly id: number; readonly op: "diff"; readonly result: DiffSummary }
   | { readonly id: number; readonly op: "failed"; readonly error: WorkerFailure };

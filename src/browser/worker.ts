@@ -11,7 +11,8 @@ import type { Codecs } from "../compress/codecs.js";
 import { isOffloadKitError } from "../engine/errors.js";
 import { engine } from "../engine/select.js";
 import { BlobSource } from "./blob-source.js";
-import { DecodedBundles, inspectSource, readEntry } from "./inspect.js";
+import { DecodedBundles, inspectSource, locateOptions, readEntry } from "./inspect.js";
+import { diffSources, loadKernelTable, queryKernelTable } from "./kernel-tables.js";
 import type { DecodeProgress, InspectProgress } from "./inspect.js";
 import type { PruneReply, PrunedPart, WorkerFailure, WorkerReply, WorkerRequest } from "./protocol.js";
 import { OffloadKitError } from "../engine/errors.js";
@@ -116,7 +117,20 @@ function pruned(source: ByteSource, name: string, keep: readonly string[], codec
 async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void> {
   const { id } = request;
   try {
+    if (request.op === "kernel-rows") {
+      scope.postMessage({ id, op: "kernel-rows", result: queryKernelTable(request.query) });
+      return;
+    }
     const loaded = await codecs();
+    if (request.op === "kernels") {
+      scope.postMessage({ id, op: "kernels", result: loadKernelTable(new BlobSource(request.file), locateOptions({ codecs: loaded.codecs })) });
+      return;
+    }
+    if (request.op === "diff") {
+      const options = locateOptions({ codecs: loaded.codecs });
+      scope.postMessage({ id, op: "diff", result: diffSources(new BlobSource(request.a), new BlobSource(request.b), options) });
+      return;
+    }
     if (request.op === "extract") {
       let decodes = 0;
       const onDecode = (d: DecodeProgress) => {

@@ -19,6 +19,7 @@ import type { EntryVerdict, FileJudgement, GpuConfig } from "../inspect/check.js
 import { judgeEntries } from "../inspect/check.js";
 import { breakable, element, formatBytes, formatCount, formatShare, hex } from "./dom.js";
 import { FindBar } from "./find.js";
+import { diffView, kernelsView } from "./kernels-view.js";
 import { NO_FILTER, Verdicts, applyFilter, isActive, rowsOf, totalsOfVerdicts } from "./model.js";
 import type { Filter, Row, VerdictTotals } from "./model.js";
 import { jsonText } from "./report-json.js";
@@ -775,10 +776,22 @@ document.getElementById("copy-json")!.addEventListener("click", async () => {
 let runs = 0;
 let runStarted = 0;
 
+/** The Kernels view of each file read (packages aside), and the Diff view when two were dropped together. */
+const kernelViews = element("div", { id: "kernel-views" });
+filesView.after(kernelViews);
+
+function offerKernelViews(batch: readonly Shown[]): void {
+  const plain = batch.filter((item) => item.package === undefined && item.error === undefined);
+  for (const item of plain) kernelViews.append(kernelsView(worker, item.file));
+  if (batch.length === 2 && plain.length === 2) kernelViews.append(diffView(worker, plain[0]!.file, plain[1]!.file));
+}
+
 async function inspectFiles(files: Iterable<File>): Promise<void> {
   const started = (runStarted = performance.now());
   delete document.body.dataset.summaryMs;
+  const from = shown.length;
   for (const file of files) await inspectFile(file);
+  offerKernelViews(shown.slice(from).filter((item) => item.member === undefined));
   // For tests and the benchmark: how many batches of files are shown, and how long the last took.
   document.body.dataset.lastRunMs = String(Math.round(performance.now() - started));
   document.body.dataset.runs = String(++runs);
