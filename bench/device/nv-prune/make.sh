@@ -4,17 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 NVCC=${NVCC:-/usr/local/cuda-13.0/bin/nvcc}
+# The library's kernels are the prune fixtures' own (test/fixtures/nv-prune/nvk.cu); src/nvmain.cu differs from the
+# fixture's in asking cudaGetLastError after its launch, so the negative control fails as it must.
+NVK=../../../test/fixtures/nv-prune/nvk.cu
 KIT=${KIT:-$PWD/../../../dist/bin/offload-kit.js}
 CUOBJDUMP=${CUOBJDUMP:-$HOME/.cache/offload-kit/cuobjdump/cuobjdump}
 kit() { node "$KIT" "$@"; }
 ARCHS="-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]"
 rm -rf app lib && mkdir -p app lib/orig lib/orig-z
 # The executable, static cudart: entries stored plain (PTX compressed, nvcc 13's default), and all compressed.
-"$NVCC" $ARCHS --cudart=static -o app/orig src/nvmain.cu src/nvk.cu
-"$NVCC" $ARCHS --cudart=static -Xfatbin -compress-all -o app/orig-z src/nvmain.cu src/nvk.cu
+"$NVCC" $ARCHS --cudart=static -o app/orig src/nvmain.cu "$NVK"
+"$NVCC" $ARCHS --cudart=static -Xfatbin -compress-all -o app/orig-z src/nvmain.cu "$NVK"
 # The library, static cudart inside it, and a plain C host found through rpath $ORIGIN.
-"$NVCC" -shared -Xcompiler -fPIC $ARCHS --cudart=static -o lib/orig/libnvk.so src/nvk.cu
-"$NVCC" -shared -Xcompiler -fPIC $ARCHS --cudart=static -Xfatbin -compress-all -o lib/orig-z/libnvk.so src/nvk.cu
+"$NVCC" -shared -Xcompiler -fPIC $ARCHS --cudart=static -o lib/orig/libnvk.so "$NVK"
+"$NVCC" -shared -Xcompiler -fPIC $ARCHS --cudart=static -Xfatbin -compress-all -o lib/orig-z/libnvk.so "$NVK"
 gcc -O1 -o lib/orig/host src/host.c -Llib/orig -lnvk -Wl,-rpath,'$ORIGIN'
 cp lib/orig/host lib/orig-z/host
 # The pruned copies, by offload-kit's CLI (each output checked by src/verify before it is written).
