@@ -44,7 +44,10 @@ export function runExamples(examples) {
     cpSync(join(root, "examples/sample"), work, { recursive: true });
     return examples.map((example) => {
       const [bin, ...args] = example.words;
-      const result = spawnSync(process.execPath, [join(root, "dist/bin", `${bin}.js`), ...args], { cwd: work, encoding: "utf8" });
+      // The pasted sizes are the WebAssembly zstd's (Node 20); Node >= 22.15 compresses with the platform's libzstd,
+      // whose frames can differ by a byte or two (src/compress/node/zstd-native.ts): pin the codec so every Node prints them.
+      const env = { ...process.env, OFFLOAD_KIT_ZSTD: "wasm" };
+      const result = spawnSync(process.execPath, [join(root, "dist/bin", `${bin}.js`), ...args], { cwd: work, encoding: "utf8", env });
       const printed = `${result.stdout ?? ""}${result.stderr ?? ""}`.replace(/\n+$/, "");
       return { ...example, printed, status: result.status };
     });

@@ -3,6 +3,7 @@
 // file with device code reached only through a link from outside: edited in place, mirrored with --out-dir (hard
 // links or --copy), and planned by --dry-run with the same numbers; every edited file is byte for byte what the
 // single-file command writes for it; nothing outside the tree (or the mirror) changes.
+import * as zlib from "node:zlib";
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -173,7 +174,11 @@ describe("prune over a folder", () => {
     for (const rel of EDITED) expect(statSync(join(work, "out/venv", rel)).size).toBe(w.files.find((f: { input: string }) => f.input === `venv/${rel}`).outputSize);
     expect(w.folders[0]).toMatchObject({ root: "venv", mirror: "out/venv", files: 4, withDeviceCode: 3, symlinks: 3, hardLinked: 1, linked: 1, copied: 0, linksLeavingTree: ["venv/lib/escape", "venv/lib/abs"].sort() });
     expect(w.warnings).toEqual([]);
-    expect(w.files.find((f: { input: string }) => f.input === "venv/lib/app").notes.length).toBeGreaterThan(0);
+    // The app's CCOB is re-encoded: with the WebAssembly zstd (Node 20) its level cannot be told from its bytes and a
+    // note says so; Node 24's libzstd reproduces the stored bytes and has nothing to note. Either way both runs agree.
+    const notesOf = (report: { files: { input: string; notes: string[] }[] }) => report.files.find((f) => f.input === "venv/lib/app")!.notes;
+    expect(notesOf(w)).toEqual(notesOf(d));
+    if (process.env.OFFLOAD_KIT_ZSTD === "wasm" || !("zstdCompressSync" in zlib)) expect(notesOf(w).length).toBeGreaterThan(0);
     // A GPU listed that nothing holds: a warning, in --json too.
     const warned = JSON.parse(kit(work, "prune", "--keep=gfx90a,gfx1100", "--allow-empty", "--dry-run", "--json", "venv").stdout);
     expect(warned.warnings).toEqual(["--keep: no entry in the inputs is for gfx1100"]);
