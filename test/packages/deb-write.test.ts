@@ -184,6 +184,23 @@ describe.skipIf(!tools).each([
     expect(real.packages[0].outputSize).toBe(dry.packages[0].outputSize);
   }, HANG_MS);
 
+  it("--in-place replaces the package with the one -o writes; a member left without device code, or a selection matching nothing, writes nothing", async () => {
+    mkdirSync(join(dir, `in-${compressor}`));
+    const inPlace = join(`in-${compressor}`, deb);
+    copyFileSync(join(dir, deb), join(dir, inPlace));
+    const r = await kit("prune", "--keep=gfx90a", "--allow-empty", "--in-place", inPlace);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(readFileSync(join(dir, inPlace)).equals(readFileSync(join(dir, `out-${compressor}.deb`)))).toBe(true);
+    expect(readdirSync(join(dir, `in-${compressor}`))).toEqual([deb]);
+    const none = await kit("prune", "--keep=gfx1100", "-o", `none-${compressor}.deb`, deb);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toMatch(new RegExp(`${deb}!\\S+ .*keeps none of the bundle's device entries`));
+    const empty = await kit("prune", "--keep=gfx1100", "--allow-empty", "-o", `none-${compressor}.deb`, deb);
+    expect(empty.code).not.toBe(0);
+    expect(empty.stderr).toMatch(/--keep=gfx1100 matches no entry/);
+    expect(readdirSync(dir)).not.toContain(`none-${compressor}.deb`);
+  }, HANG_MS);
+
   it("compress then decompress: a .deb each time that dpkg-deb reads and md5sum -c passes", async () => {
     const c = await kit("compress", "-o", `c-${compressor}.deb`, deb);
     expect([c.code, c.stderr]).toEqual([0, ""]);
