@@ -11,19 +11,7 @@ import { inspectPackage } from "../../src/browser/index.js";
 import { bytesSource } from "../../src/engine/source.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
 import { HANG_MS } from "../limits.js";
-
-const REQUIRE = process.env.OFFLOAD_KIT_REQUIRE_NATIVE === "1";
-
-/** Downloads a package's .deb into `dir`; undefined when apt cannot (then the test skips, or fails in CI). */
-function download(dir: string, name: string): string | undefined {
-  try {
-    execFileSync("apt-get", ["download", name], { cwd: dir, stdio: "pipe" });
-    return readdirSync(dir).find((f) => f.startsWith(`${name}_`) && f.endsWith(".deb"));
-  } catch (e) {
-    if (REQUIRE) throw new Error(`apt-get download ${name} failed (OFFLOAD_KIT_REQUIRE_NATIVE=1): ${(e as Error).message}`);
-    return undefined;
-  }
-}
+import { download } from "./apt.js";
 
 const kit = (cwd: string, ...args: string[]) => runInDir(cwd, (io) => runOffloadKit("offload-kit", args, io));
 

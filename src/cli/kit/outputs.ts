@@ -15,6 +15,7 @@ import type { Codecs } from "../../compress/codecs.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { namedDirectory } from "../../inspect/node/folders.js";
 import { editZipPackage, isZipFile } from "../../packages/node/edit-zip.js";
+import { editDebPackage, isDebFile } from "../../packages/node/edit-deb.js";
 import type { ZipPackageEdit } from "../../packages/node/edit-zip.js";
 import type { ByteSource } from "../../engine/source.js";
 import { openNamedMember } from "../../packages/node/inputs.js";
@@ -234,14 +235,15 @@ export async function editZipPackages<P extends PlannedEdit>(
   destination: Destination,
   options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
 ): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
-  const zips = files.filter((f) => !namedDirectory(f) && isZipFile(f));
+  // .deb packages too (src/packages/node/edit-deb.ts).
+  const zips = files.filter((f) => !namedDirectory(f) && (isZipFile(f) || isDebFile(f)));
   if (zips.length === 0) return { packages: [], rest: files };
   if (destination.kind === "output" && files.length > 1) {
     throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${files.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
   }
   const outputs = destinations(zips, destination);
   const packages: ZipPackageEdit<P>[] = [];
-  for (let i = 0; i < zips.length; i++) packages.push(await editZipPackage(zips[i]!, outputs[i], options));
+  for (let i = 0; i < zips.length; i++) packages.push(await (isDebFile(zips[i]!) ? editDebPackage : editZipPackage)(zips[i]!, outputs[i], options));
   return { packages, rest: files.filter((f) => !zips.includes(f)) };
 }
 
@@ -251,7 +253,7 @@ export function packageEditLine(edit: ZipPackageEdit<PlannedEdit>, dryRun: boole
   const verb = saved >= 0 ? (dryRun ? "would save" : "saves") : dryRun ? "would add" : "adds";
   const changed = edit.edits.filter((e) => e.planned?.plan !== undefined).length;
   const parts = [
-    `zip package, ${plural(edit.members, "member")}, ${edit.withDeviceCode} with device code, ${changed} ${dryRun ? "would change" : "changed"}`,
+    `${(edit as { kind?: string }).kind ?? "zip"} package, ${plural(edit.members, "member")}, ${edit.withDeviceCode} with device code, ${changed} ${dryRun ? "would change" : "changed"}`,
     ...(edit.record === undefined ? [] : [`${edit.record} ${dryRun ? "would be " : ""}rewritten`]),
     changed === 0 ? `${edit.inputSize} bytes, unchanged` : `${edit.inputSize} -> ${edit.outputSize} bytes, ${verb} ${Math.abs(saved)} (${percent(Math.abs(saved), edit.inputSize)})`,
   ];
