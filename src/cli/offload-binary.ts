@@ -9,7 +9,10 @@
  * - only `file` is a required image argument ("'file' is a required image arguments", sic); 19 also needs `triple`.
  * - with neither `-o` nor an input it prints the help (as `-h` does) and exits 0; 19 does nothing.
  *
- * Like 22.1.8, it reads version 1 binaries only. Documented differences are the packager's: a failure leaves
+ * Like 22.1.8, it reads version 1 binaries only, by default. With OFFLOAD_BINARY_LLVM_VERSION=23 in the environment it
+ * packages as LLVM 23 does: all images in one version 2 binary (llvm PRs #169425 and #197456), and reads versions 1
+ * and 2 when extracting; flags, help and messages stay 22's (23's extraction changes, #184774, are not copied).
+ * An environment variable rather than a flag, so the command line, help and typo suggestions stay byte-equal to 22's. Documented differences are the packager's: a failure leaves
  * no output at all, a generated name has '/' replaced by '_', and offload binaries inside LLVM bitcode or COFF
  * objects are refused with an error.
  */
@@ -23,6 +26,15 @@ export const OFFLOAD_BINARY_LLVM_VERSION = "22.1.8";
 
 export const OFFLOAD_BINARY_VERSION_TEXT = `offload-kit offload-binary version ${OFFLOAD_BINARY_LLVM_VERSION} (offload-kit ${PACKAGE_VERSION})\n`;
 
+/** Selects the LLVM release whose offload binary format `offload-binary` writes: 22 (the default) or 23. */
+export const OFFLOAD_BINARY_LLVM_ENV = "OFFLOAD_BINARY_LLVM_VERSION";
+
 export function runOffloadBinary(argv0: string, args: readonly string[], io: CliIO): number {
-  return runOffloadBinaryTool({ spec: offloadBinaryToolSpec(OFFLOAD_BINARY_VERSION_TEXT), llvm: 22, helpWhenIdle: true }, argv0, args, io);
+  const wanted = io.env[OFFLOAD_BINARY_LLVM_ENV] ?? "";
+  if (wanted !== "" && wanted !== "22" && wanted !== "23") {
+    io.stderr(`${argv0}: error: ${OFFLOAD_BINARY_LLVM_ENV}=${wanted} is not supported (22 or 23)\n`);
+    return 1;
+  }
+  const formatVersion = wanted === "23" ? 2 : 1;
+  return runOffloadBinaryTool({ spec: offloadBinaryToolSpec(OFFLOAD_BINARY_VERSION_TEXT), llvm: 22, helpWhenIdle: true, formatVersion }, argv0, args, io);
 }

@@ -36,6 +36,11 @@ export interface OffloadBinaryTool {
   readonly llvm?: 22;
   /** With neither -o nor an input, print the uncategorized help and succeed (22) instead of doing nothing (19). */
   readonly helpWhenIdle: boolean;
+  /**
+   * The offload binary version packaging writes and the newest extraction reads: 1 (19, 22: one binary per image)
+   * or 2 (23: one binary holding every image). Default 1.
+   */
+  readonly formatVersion?: 1 | 2;
 }
 
 /** The command line of clang-offload-packager 19 or llvm-offload-binary 22: package with -o, extract with an input. */
@@ -58,7 +63,8 @@ export function runOffloadBinaryTool(tool: OffloadBinaryTool, argv0: string, arg
       throw new OffloadKitError("PACKAGER_MODES", "Packaging to an output file and extracting from an input file are mutually exclusive.");
     });
   }
-  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm }), 0));
+  const formatVersion = tool.formatVersion ?? 1;
+  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm, writeVersion: formatVersion }), 0));
   if (input === "") {
     // 22 added this (cl::PrintHelpMessage); 19 silently does nothing.
     if (tool.helpWhenIdle) io.stdout(formatHelp(tool.spec, argv0, { categorized: false, showHidden: false }));
@@ -66,7 +72,7 @@ export function runOffloadBinaryTool(tool: OffloadBinaryTool, argv0: string, arg
   }
   return runGuarded(io, argv0, () => {
     try {
-      extractImages(input, images, { archive, warn, maxVersion: 1, llvm });
+      extractImages(input, images, { archive, warn, maxVersion: formatVersion, llvm });
     } catch (e) {
       throw asLlvmError(e);
     }

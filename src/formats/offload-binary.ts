@@ -50,6 +50,8 @@ export const OFFLOAD_BINARY_MAGIC_BYTES: Uint8Array = Uint8Array.of(0x10, 0xff, 
 export const OFFLOAD_BINARY_ALIGNMENT = 8;
 /** The version LLVM 19 and 22.1.8 write and read. */
 export const OFFLOAD_BINARY_VERSION = 1;
+/** The version LLVM 23 writes and the newest it reads (llvm PR #169425; llvm-offload-binary writes it from #197456 on). */
+export const OFFLOAD_BINARY_VERSION_23 = 2;
 export const OFFLOAD_HEADER_SIZE_V1 = 32;
 export const OFFLOAD_HEADER_SIZE_V3 = 40;
 export const OFFLOAD_ENTRY_SIZE = 40;
@@ -582,14 +584,62 @@ export function layoutOffloadBinary(info: OffloadingImageInfo, imageSize: number
 
 export type Compressor = (format: "zlib" | "zstd", data: Uint8Array) => Uint8Array;
 
+/** Where a multi-entry binary puts each image, laid out before any image byte is read. */
+export interface OffloadBinaryMultiLayout {
+  /** Header, entries, string entries, string table and padding: everything before the first image. */
+  readonly head: Uint8Array;
+  /** Where each image starts (they follow each other with no padding between them). */
+  readonly imageOffsets: readonly number[];
+  /** Zero bytes after the last image. */
+  readonly tailPadding: number;
+  readonly size: number;
+}
+
 /**
- * The multi-entry writer of current upstream (`OffloadBinary::write(ArrayRef<OffloadingImage>)`): version 3
- * (40-byte header, inflated size 0) or version 2 (the same without the inflated-size field); all entries,
- * then all string entries (24 bytes each, with the value size), one string table over every image,
- * zeros to 8, the images back to back, zeros to 8. With `compress`, a v3 binary's bytes after the header
- * are replaced by one compressed stream and the header records the inflated size (OffloadBinary::write
- * with compression::Params). LLVM 19 and 22.1.8 cannot read what this writes; it exists for readers' tests
- * and for tools that target newer LLVM.
+ * Lays out a version 2 or 3 binary (`OffloadBinary::write(ArrayRef<OffloadingImage>)`) for images of the given
+ * sizes: header (32 bytes in v2, 40 in v3), all entries, then all string entries (24 bytes each, with the value
+ * size), one ELF string table over every image's strings, zeros to 8; the images follow back to back, then zeros
+ * to 8. Version 2 is what LLVM 23 writes (llvm PR #169425, Version = 2; llvm-offload-binary writes one such binary
+ * for all its `--image`s from PR #197456 on); version 3 is current upstream (PR #222774, after LLVM 23).
+ * No image at all is allowed: LLVM only asserts against it, so a release build writes a header with entry
+ * count 0, the one-byte string table and padding (40 bytes in v2).
+ */
+export function layoutOffloadBinaryMulti(infos: readonly OffloadingImageInfo[], imageSizes: readonly number[], version: 2 | 3 = 3): OffloadBinaryMultiLayout {
+  const headerSize = version >= 3 ? OFFLOAD_HEADER_SIZE_V3 : OFFLOAD_HEADER_SIZE_V1;
+  const data = infos.map((info) => stringData(info, false));
+  const table = buildElfStringTable(data.flatMap((strings) => [...strings].flat()));
+  const totalStrings = data.reduce((n, strings) => n + strings.size, 0);
+  const entriesSize = OFFLOAD_ENTRY_SIZE * infos.length;
+  const tableStart = headerSize + entriesSize + OFFLOAD_STRING_ENTRY_SIZE_V2 * totalStrings;
+  const imagesStart = alignTo(tableStart + table.bytes.length, OFFLOAD_BINARY_ALIGNMENT);
+  const imagesEnd = imagesStart + imageSizes.reduce((n, size) => n + size, 0);
+  const size = alignTo(imagesEnd, OFFLOAD_BINARY_ALIGNMENT);
+  const head = new Uint8Array(imagesStart);
+  const view = new DataView(head.buffer);
+  putHeader(view, version, size, headerSize, infos.length);
+  let stringEntry = headerSize + entriesSize;
+  let imageAt = imagesStart;
+  const imageOffsets: number[] = [];
+  infos.forEach((info, i) => {
+    putEntry(view, headerSize + OFFLOAD_ENTRY_SIZE * i, info, stringEntry, data[i]!.size, imageAt, imageSizes[i]!);
+    for (const [key, value] of data[i]!) {
+      setU64(view, stringEntry, tableStart + table.offsets.get(key)!);
+      setU64(view, stringEntry + 8, tableStart + table.offsets.get(value)!);
+      setU64(view, stringEntry + 16, value.length);
+      stringEntry += OFFLOAD_STRING_ENTRY_SIZE_V2;
+    }
+    imageOffsets.push(imageAt);
+    imageAt += imageSizes[i]!;
+  });
+  head.set(table.bytes, tableStart);
+  return { head, imageOffsets, tailPadding: size - imagesEnd, size };
+}
+
+/**
+ * The multi-entry writer in memory (layoutOffloadBinaryMulti with the images copied in): version 3 by default,
+ * or version 2 (what LLVM 23 writes). With `compress`, a v3 binary's bytes after the header are replaced by one
+ * compressed stream and the header records the inflated size (OffloadBinary::write with compression::Params).
+ * LLVM 19 and 22 cannot read what this writes; LLVM 23 reads version 2.
  */
 export function writeOffloadBinaryMulti(
   images: readonly (OffloadingImageInfo & { readonly image: Uint8Array })[],
@@ -598,30 +648,11 @@ export function writeOffloadBinaryMulti(
   const version = options.version ?? 3;
   if (images.length === 0) throw new OffloadKitError("NO_IMAGES", "at least one offloading image is required");
   const headerSize = version >= 3 ? OFFLOAD_HEADER_SIZE_V3 : OFFLOAD_HEADER_SIZE_V1;
-  const data = images.map((info) => stringData(info, false));
-  const table = buildElfStringTable(data.flatMap((strings) => [...strings].flat()));
-  const totalStrings = data.reduce((n, strings) => n + strings.size, 0);
-  const entriesSize = OFFLOAD_ENTRY_SIZE * images.length;
-  const tableStart = headerSize + entriesSize + OFFLOAD_STRING_ENTRY_SIZE_V2 * totalStrings;
-  const imagesStart = alignTo(tableStart + table.bytes.length, OFFLOAD_BINARY_ALIGNMENT);
-  const size = alignTo(imagesStart + images.reduce((n, info) => n + info.image.length, 0), OFFLOAD_BINARY_ALIGNMENT);
+  const layout = layoutOffloadBinaryMulti(images, images.map((info) => info.image.length), version);
+  const size = layout.size;
   const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  putHeader(view, version, size, headerSize, images.length);
-  let stringEntry = headerSize + entriesSize;
-  let imageAt = imagesStart;
-  images.forEach((info, i) => {
-    putEntry(view, headerSize + OFFLOAD_ENTRY_SIZE * i, info, stringEntry, data[i]!.size, imageAt, info.image.length);
-    for (const [key, value] of data[i]!) {
-      setU64(view, stringEntry, tableStart + table.offsets.get(key)!);
-      setU64(view, stringEntry + 8, tableStart + table.offsets.get(value)!);
-      setU64(view, stringEntry + 16, value.length);
-      stringEntry += OFFLOAD_STRING_ENTRY_SIZE_V2;
-    }
-    out.set(info.image, imageAt);
-    imageAt += info.image.length;
-  });
-  out.set(table.bytes, tableStart);
+  out.set(layout.head, 0);
+  images.forEach((info, i) => out.set(info.image, layout.imageOffsets[i]!));
   if (options.compress === undefined) return out;
   if (version < 3) throw new OffloadKitError("BAD_ARGUMENT", "only version 3 offload binaries can be compressed");
   const packed = options.compress.compressor(options.compress.format, out.subarray(headerSize));

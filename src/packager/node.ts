@@ -21,8 +21,8 @@ import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { ARCHIVE_HEADER_SIZE, layoutArchive } from "../formats/archive.js";
 import type { NewArchiveMember } from "../formats/archive.js";
-import { layoutOffloadBinary } from "../formats/offload-binary.js";
-import type { Decompressor, LlvmMajor, OffloadBinaryLayout } from "../formats/offload-binary.js";
+import { layoutOffloadBinary, layoutOffloadBinaryMulti } from "../formats/offload-binary.js";
+import type { Decompressor, LlvmMajor, OffloadBinaryLayout, OffloadingImageInfo } from "../formats/offload-binary.js";
 import { archiveMemberSymbols } from "../formats/symbols.js";
 import { collectOffloadImages, imageSource } from "./collect.js";
 import type { CollectedImage } from "./collect.js";
@@ -45,6 +45,11 @@ export interface PackagerOptions {
   decompress?: Decompressor;
   /** Newest offload binary version extraction reads: 1 as LLVM 19, 3 (current upstream) by default. */
   maxVersion?: 1 | 2 | 3;
+  /**
+   * What packaging writes: 1 (default), one version 1 binary per image back to back, as LLVM 19 and 22 do; or 2,
+   * one version 2 binary holding every image, as LLVM 23's llvm-offload-binary does (llvm PR #197456).
+   */
+  writeVersion?: 1 | 2;
 }
 
 /**
@@ -63,7 +68,7 @@ const FILE_OUTPUT_BUFFER = { replace: "rename" } as const;
 
 interface PlannedImage {
   readonly source: FileSource;
-  readonly layout: OffloadBinaryLayout;
+  readonly info: OffloadingImageInfo;
 }
 
 /**
@@ -88,13 +93,22 @@ export function packageImages(images: readonly string[], output: string, options
         } catch (e) {
           throw bare(e);
         }
-        planned.push({ source, layout: layout(args, file, source, options.llvm ?? 19) });
+        planned.push({ source, info: imageInfo(args, file, source, options.llvm ?? 19) });
       }
     }
     try {
       withOutputs((open) => {
         const out = open(output, FILE_OUTPUT_BUFFER);
-        for (const { source, layout } of planned) {
+        if (options.writeVersion === 2) {
+          // LLVM 23: one binary, every image in it, laid out from the file sizes before any image is copied.
+          const multi = layoutOffloadBinaryMulti(planned.map((p) => p.info), planned.map((p) => p.source.size), 2);
+          out.write(multi.head);
+          for (const { source } of planned) copyRange(engine, source, 0, source.size, out);
+          out.writeZeros(multi.tailPadding);
+          return;
+        }
+        for (const { source, info } of planned) {
+          const layout: OffloadBinaryLayout = layoutOffloadBinary(info, source.size);
           out.write(layout.head);
           copyRange(engine, source, 0, source.size, out);
           out.writeZeros(layout.tailPadding);
@@ -108,12 +122,9 @@ export function packageImages(images: readonly string[], output: string, options
   }
 }
 
-function layout(args: ReturnType<typeof parseImageArguments>, file: string, source: ByteSource, llvm: LlvmMajor): OffloadBinaryLayout {
+function imageInfo(args: ReturnType<typeof parseImageArguments>, file: string, source: ByteSource, llvm: LlvmMajor): OffloadingImageInfo {
   const head = readExact(source, 0, Math.min(4, source.size));
-  return layoutOffloadBinary(
-    { imageKind: imageKindFor(file, head), offloadKind: imageOffloadKind(args, llvm), strings: packagerStringData(args) },
-    source.size,
-  );
+  return { imageKind: imageKindFor(file, head), offloadKind: imageOffloadKind(args, llvm), strings: packagerStringData(args) };
 }
 
 export interface ExtractOptions extends PackagerOptions {
