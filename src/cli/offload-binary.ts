@@ -10,9 +10,11 @@
  * - with neither `-o` nor an input it prints the help (as `-h` does) and exits 0; 19 does nothing.
  *
  * Like 22.1.8, it reads version 1 binaries only, by default. With OFFLOAD_BINARY_LLVM_VERSION=23 in the environment it
- * packages as LLVM 23 does: all images in one version 2 binary (llvm PRs #169425 and #197456), and reads versions 1
- * and 2 when extracting; flags, help and messages stay 22's (23's extraction changes, #184774, are not copied).
- * An environment variable rather than a flag, so the command line, help and typo suggestions stay byte-equal to 22's. Documented differences are the packager's: a failure leaves
+ * works as LLVM 23's llvm-offload-binary: all images packaged into one version 2 binary (llvm PRs #169425 and
+ * #197456), `.spv` files as IMG_SPIRV (#180269), versions 1 and 2 read, and extraction without `file=` as #184774
+ * made it (`Extracted: <name>` lines, no `-<arch>` when the arch is empty, nested offload binaries opened, every
+ * image extracted when no `--image` is given). Flags, help and messages stay 22's. An environment variable rather
+ * than a flag, so the command line, help and typo suggestions stay byte-equal to 22's. Documented differences are the packager's: a failure leaves
  * no output at all, a generated name has '/' replaced by '_', and offload binaries inside LLVM bitcode or COFF
  * objects are refused with an error.
  */

@@ -64,7 +64,9 @@ export function runOffloadBinaryTool(tool: OffloadBinaryTool, argv0: string, arg
     });
   }
   const formatVersion = tool.formatVersion ?? 1;
-  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm, writeVersion: formatVersion }), 0));
+  // Version 2 comes with LLVM 23's other llvm-offload-binary rules (.spv images, extraction names and nesting).
+  const llvm23 = formatVersion === 2;
+  if (output !== "") return runGuarded(io, argv0, () => (packageImages(images, output, { warn, llvm, writeVersion: formatVersion, llvm23 }), 0));
   if (input === "") {
     // 22 added this (cl::PrintHelpMessage); 19 silently does nothing.
     if (tool.helpWhenIdle) io.stdout(formatHelp(tool.spec, argv0, { categorized: false, showHidden: false }));
@@ -72,7 +74,7 @@ export function runOffloadBinaryTool(tool: OffloadBinaryTool, argv0: string, arg
   }
   return runGuarded(io, argv0, () => {
     try {
-      extractImages(input, images, { archive, warn, maxVersion: formatVersion, llvm });
+      extractImages(input, images, { archive, warn, maxVersion: formatVersion, llvm, llvm23, announce: (text) => io.stdout(text) });
     } catch (e) {
       throw asLlvmError(e);
     }

@@ -80,9 +80,14 @@ export const OffloadKind22 = { OFK_None: 0, OFK_OpenMP: 1, OFK_Cuda: 2, OFK_HIP:
 /** Which LLVM's numbering and rules: 19 (the reference) or 22. */
 export type LlvmMajor = 19 | 22;
 
-/** `getImageKind`: the image kind for a file extension (without the dot), case-sensitive. */
-export function getImageKind(extension: string): number {
+/**
+ * `getImageKind`: the image kind for a file extension (without the dot), case-sensitive. `spv` is IMG_SPIRV only
+ * with `spirv` (LLVM 23: llvm PR #180269 added it; 19 and 22 give IMG_None, measured with 22.1.8).
+ */
+export function getImageKind(extension: string, spirv = false): number {
   switch (extension) {
+    case "spv":
+      return spirv ? ImageKind.IMG_SPIRV : ImageKind.IMG_None;
     case "o":
       return ImageKind.IMG_Object;
     case "bc":
@@ -98,9 +103,9 @@ export function getImageKind(extension: string): number {
   }
 }
 
-/** `getImageKindName`: the extension extracted images get; empty for IMG_None and unknown kinds. */
-export function getImageKindName(kind: number): string {
-  return ["", "o", "bc", "cubin", "fatbin", "s"][kind] ?? "";
+/** `getImageKindName`: the extension extracted images get; empty for IMG_None and unknown kinds (and IMG_SPIRV before 23). */
+export function getImageKindName(kind: number, spirv = false): string {
+  return (spirv ? ["", "o", "bc", "cubin", "fatbin", "s", "spv"] : ["", "o", "bc", "cubin", "fatbin", "s"])[kind] ?? "";
 }
 
 /** `getOffloadKind`: `kind=` text to a value; unknown text is OFK_None. `sycl` exists from LLVM 20 on. */

@@ -91,9 +91,9 @@ export function isBitcodeMagic(head: Uint8Array): boolean {
 }
 
 /** The image kind the packager gives a file, from its first bytes and its name. */
-export function imageKindFor(path: string, head: Uint8Array): number {
+export function imageKindFor(path: string, head: Uint8Array, llvm23 = false): number {
   if (isBitcodeMagic(head)) return 2;
-  return getImageKind(extension(path).slice(1));
+  return getImageKind(extension(path).slice(1), llvm23);
 }
 
 /**
@@ -118,4 +118,14 @@ export function matchesFilter(args: ImageArguments, image: OffloadImage, llvm: L
 export function extractedFileName(inputPath: string, image: OffloadImage, matchIndex: number): string {
   const safe = (text: string): string => text.replaceAll("/", "_");
   return `${stem(inputPath)}-${safe(image.triple)}-${safe(image.arch)}.${matchIndex}.${getImageKindName(image.imageKind)}`;
+}
+
+/**
+ * The same name as LLVM 23's llvm-offload-binary makes it (`extractBinary`, llvm PR #184774): `-<arch>` only when
+ * the arch is not empty, and `.spv` for IMG_SPIRV. '/' becomes '_' as above.
+ */
+export function extractedFileName23(inputPath: string, image: OffloadImage, index: number): string {
+  const safe = (text: string): string => text.replaceAll("/", "_");
+  const arch = image.arch === "" ? "" : `-${safe(image.arch)}`;
+  return `${stem(inputPath)}-${safe(image.triple)}${arch}.${index}.${getImageKindName(image.imageKind, true)}`;
 }

@@ -21,13 +21,13 @@ import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { ARCHIVE_HEADER_SIZE, layoutArchive } from "../formats/archive.js";
 import type { NewArchiveMember } from "../formats/archive.js";
-import { layoutOffloadBinary, layoutOffloadBinaryMulti } from "../formats/offload-binary.js";
-import type { Decompressor, LlvmMajor, OffloadBinaryLayout, OffloadingImageInfo } from "../formats/offload-binary.js";
+import { isOffloadBinary, layoutOffloadBinary, layoutOffloadBinaryMulti, parseOffloadBinaries, readImageBytes } from "../formats/offload-binary.js";
+import type { Decompressor, LlvmMajor, OffloadBinaryLayout, OffloadImage, OffloadingImageInfo } from "../formats/offload-binary.js";
 import { archiveMemberSymbols } from "../formats/symbols.js";
 import { collectOffloadImages, imageSource } from "./collect.js";
 import type { CollectedImage } from "./collect.js";
 import {
-  extractedFileName, imageFiles, imageKindFor, imageOffloadKind, matchesFilter, packagerStringData, parseImageArguments,
+  extractedFileName, extractedFileName23, imageFiles, imageKindFor, imageOffloadKind, matchesFilter, packagerStringData, parseImageArguments,
 } from "./image-args.js";
 import { copyRange } from "../node/copy.js";
 import { strerror } from "../node/errors.js";
@@ -50,6 +50,15 @@ export interface PackagerOptions {
    * one version 2 binary holding every image, as LLVM 23's llvm-offload-binary does (llvm PR #197456).
    */
   writeVersion?: 1 | 2;
+  /**
+   * LLVM 23's llvm-offload-binary rules besides the format (PRs #180269, #184774): `.spv` files are IMG_SPIRV;
+   * extraction without `file=` names images `<stem>-<triple>[-<arch>].<n>.<ext>`, says `Extracted: <name>` for
+   * each (through `announce`), and extracts the images of an image that is itself an offload binary instead
+   * of the image; with no filter at all, every image is extracted so.
+   */
+  llvm23?: boolean;
+  /** Prints a line on standard output (LLVM 23's `Extracted: <name>`). */
+  announce?: (text: string) => void;
 }
 
 /**
@@ -93,7 +102,7 @@ export function packageImages(images: readonly string[], output: string, options
         } catch (e) {
           throw bare(e);
         }
-        planned.push({ source, info: imageInfo(args, file, source, options.llvm ?? 19) });
+        planned.push({ source, info: imageInfo(args, file, source, options.llvm ?? 19, options.llvm23 ?? false) });
       }
     }
     try {
@@ -122,9 +131,24 @@ export function packageImages(images: readonly string[], output: string, options
   }
 }
 
-function imageInfo(args: ReturnType<typeof parseImageArguments>, file: string, source: ByteSource, llvm: LlvmMajor): OffloadingImageInfo {
+function imageInfo(args: ReturnType<typeof parseImageArguments>, file: string, source: ByteSource, llvm: LlvmMajor, llvm23: boolean): OffloadingImageInfo {
   const head = readExact(source, 0, Math.min(4, source.size));
-  return { imageKind: imageKindFor(file, head), offloadKind: imageOffloadKind(args, llvm), strings: packagerStringData(args) };
+  return { imageKind: imageKindFor(file, head, llvm23), offloadKind: imageOffloadKind(args, llvm), strings: packagerStringData(args) };
+}
+
+/**
+ * LLVM 23's `extractBinary`: an image that starts with the offload binary magic is read as offload binaries (v1 and
+ * v2, back to back) and each of its images extracted the same way, depth first; any other image is written to its
+ * generated name. `index` runs on over every image written.
+ */
+function extractNested(image: OffloadImage, input: string, index: { next: number }, emit: (name: string, image: OffloadImage) => void): void {
+  const head = readExact(image.source, image.imageOffset, Math.min(4, image.imageSize));
+  if (isOffloadBinary(head)) {
+    const inner = parseOffloadBinaries(readImageBytes(image), { maxVersion: 2 });
+    for (const nested of inner.images) extractNested(nested, input, index, emit);
+    return;
+  }
+  emit(extractedFileName23(input, image, index.next++), image);
 }
 
 export interface ExtractOptions extends PackagerOptions {
@@ -169,8 +193,25 @@ export function extractImages(input: string, filters: readonly string[], options
   try {
     const { images } = collectOffloadImages(source, input, { engine, decompress: options.decompress, maxVersion: options.maxVersion });
     const written: ExtractedOutput[] = [];
+    const announced: string[] = [];
+    /** LLVM 23: an image to its generated name, the images of a nested offload binary to theirs. */
+    const extract23 = (open: (path: string, options: typeof FILE_OUTPUT_BUFFER) => OutputFile, matched: readonly CollectedImage[]) => {
+      const index = { next: 0 };
+      for (const image of matched) {
+        extractNested(image, input, index, (name, leaf) => {
+          const path = options.outDir === undefined ? name : join(options.outDir, name);
+          copyRange(engine, leaf.source, leaf.imageOffset, leaf.imageSize, open(path, FILE_OUTPUT_BUFFER));
+          written.push({ path, images: [{ ...leaf, identifier: image.identifier }], archive: false });
+          announced.push(`Extracted: ${name}\n`);
+        });
+      }
+    };
     try {
       withOutputs((open) => {
+        if (options.llvm23 && filters.length === 0) {
+          extract23(open, images);
+          return;
+        }
         const all = filters.length === 0 && options.everything === true;
         for (const filter of all ? [""] : filters) {
           const args = parseImageArguments(filter);
@@ -186,6 +227,8 @@ export function extractImages(input: string, filters: readonly string[], options
             const last = matched[matched.length - 1]!;
             copyRange(engine, last.source, last.imageOffset, last.imageSize, open(file, FILE_OUTPUT_BUFFER));
             written.push({ path: file, images: [last], archive: false });
+          } else if (options.llvm23) {
+            extract23(open, matched);
           } else {
             matched.forEach((image, i) => {
               const name = extractedFileName(input, image, i);
@@ -199,6 +242,8 @@ export function extractImages(input: string, filters: readonly string[], options
     } catch (e) {
       throw bare(e);
     }
+    // Said once the outputs are in place (the native tool says each as it writes it; ours are written together).
+    for (const line of announced) options.announce?.(line);
     return written;
   } finally {
     source.close();

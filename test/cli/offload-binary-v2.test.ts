@@ -123,6 +123,70 @@ describe("offload-binary as LLVM 23 (OFFLOAD_BINARY_LLVM_VERSION=23)", () => {
   });
 });
 
+describe("offload-binary as LLVM 23: llvm/test/tools/llvm-offload-binary/llvm-offload-binary.ll (PRs #184774, #197456)", () => {
+  // The RUN lines of the upstream lit test that need no llvm-objdump-23, with their CHECK lines; the test's input
+  // is the .ll file itself (any bytes do: here this test file).
+  const self = new URL(import.meta.url).pathname;
+  async function lit(): Promise<{ dir: string; run: (...args: string[]) => ReturnType<typeof ob> }> {
+    const dir = scratchDir("ob-v2-lit-");
+    writeFileSync(join(dir, "t.ll"), readFileSync(self));
+    // bad-offload.input: the offload binary magic and a newline, too short for a header.
+    writeFileSync(join(dir, "bad-offload.input"), Uint8Array.of(0x10, 0xff, 0x10, 0xad, 0x0a));
+    return { dir, run: (...args: string[]) => ob(dir, args, LLVM23) };
+  }
+  const two = ["--image=file=t.ll,arch=abc,triple=x-y-z", "--image=file=t.ll,arch=def,triple=x-y-z"];
+
+  it("packs and extracts back, and extracts everything without --image", async () => {
+    const { dir, run } = await lit();
+    expect((await run("-o", "t", "--image=file=t.ll,arch=abc,triple=x-y-z")).code).toBe(0);
+    expect((await run("t", "--image=file=t2,arch=abc,triple=x-y-z")).code).toBe(0);
+    expect(readFileSync(join(dir, "t2"))).toEqual(readFileSync(self));
+    expect((await run("-o", "t3", "--image=file=t.ll")).code).toBe(0);
+    expect((await run("t3", "--image=file=t4")).code).toBe(0);
+    expect(readFileSync(join(dir, "t4"))).toEqual(readFileSync(self));
+    const all = await run("t");
+    expect(all).toMatchObject({ code: 0, stderr: "" });
+    expect(all.stdout.toString()).toBe("Extracted: t-x-y-z-abc.0.\n");
+    expect(readFileSync(join(dir, "t-x-y-z-abc.0."))).toEqual(readFileSync(self));
+  });
+
+  it("extracts nested offload binaries, mixed with plain images, and an inner binary by filter", async () => {
+    const { dir, run } = await lit();
+    expect((await run("-o", "t5", ...two)).code).toBe(0);
+    expect((await run("-o", "t6", "--image=file=t5,arch=nested,triple=x-y-z")).code).toBe(0);
+    expect((await run("t6")).stdout.toString()).toBe("Extracted: t6-x-y-z-abc.0.\nExtracted: t6-x-y-z-def.1.\n");
+    expect((await run("-o", "t7", "--image=file=t5,arch=nested,triple=x-y-z", "--image=file=t.ll,arch=ghi,triple=x-y-z")).code).toBe(0);
+    expect((await run("t7")).stdout.toString()).toBe("Extracted: t7-x-y-z-abc.0.\nExtracted: t7-x-y-z-def.1.\nExtracted: t7-x-y-z-ghi.2.\n");
+    expect((await run("t7", "--image=file=t8,arch=nested,triple=x-y-z")).code).toBe(0);
+    expect(readFileSync(join(dir, "t8"))).toEqual(readFileSync(join(dir, "t5")));
+    // Two levels: an image holding a binary whose second image is itself a binary of two.
+    expect((await run("-o", "t9", "--image=file=t.ll,arch=abc,triple=x-y-z", "--image=file=t5,arch=nested,triple=x-y-z")).code).toBe(0);
+    expect((await run("-o", "t10", "--image=file=t9,arch=nested,triple=x-y-z", "--image=file=t5,arch=nested2,triple=x-y-z")).code).toBe(0);
+    expect((await run("t10")).stdout.toString()).toBe(
+      ["abc.0", "abc.1", "def.2", "abc.3", "def.4"].map((n) => `Extracted: t10-x-y-z-${n}.\n`).join(""),
+    );
+  });
+
+  it("reports a malformed outer or inner offload binary", async () => {
+    const { run } = await lit();
+    expect(await run("bad-offload.input")).toMatchObject({ code: 1, stderr: "offload-binary: error: Invalid data was encountered while parsing the file\n" });
+    expect((await run("-o", "t9", "--image=file=bad-offload.input,arch=nested,triple=x-y-z")).code).toBe(0);
+    expect(await run("t9")).toMatchObject({ code: 1, stderr: "offload-binary: error: Invalid data was encountered while parsing the file\n" });
+  });
+
+  it("writes .spv files as IMG_SPIRV and names them .spv (22: IMG_None, no extension)", async () => {
+    const { dir, run } = await lit();
+    writeFileSync(join(dir, "k.spv"), "SPIRV");
+    expect((await run("-o", "s.bin", "--image=file=k.spv,triple=spirv64-intel")).code).toBe(0);
+    expect(parseOffloadBinaries(readFileSync(join(dir, "s.bin"))).images.map((i) => i.imageKind)).toEqual([6]);
+    expect((await run("s.bin")).stdout.toString()).toBe("Extracted: s-spirv64-intel.0.spv\n");
+    expect((await ob(dir, ["-o", "s22.bin", "--image=file=k.spv,triple=spirv64-intel"])).code).toBe(0);
+    expect(parseOffloadBinaries(readFileSync(join(dir, "s22.bin"))).images.map((i) => i.imageKind)).toEqual([0]);
+    // 22 extracts nothing without --image.
+    expect(await ob(dir, ["s22.bin"])).toMatchObject({ code: 0, stdout: Buffer.alloc(0) });
+  });
+});
+
 describe("offload-kit on a version 2 binary of three images", () => {
   async function v2File(): Promise<string> {
     const dir = scratchDir("ob-v2-kit-");
