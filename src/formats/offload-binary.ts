@@ -82,12 +82,12 @@ export type LlvmMajor = 19 | 22;
 
 /**
  * `getImageKind`: the image kind for a file extension (without the dot), case-sensitive. `spv` is IMG_SPIRV only
- * with `spirv` (LLVM 23: llvm PR #180269 added it; 19 and 22 give IMG_None, measured with 22.1.8).
+ * with `spirv: true` (LLVM 23: llvm PR #180269 added it; 19 and 22 give IMG_None, measured with 22.1.8).
  */
-export function getImageKind(extension: string, spirv = false): number {
+export function getImageKind(extension: string, options?: { readonly spirv?: boolean }): number {
   switch (extension) {
     case "spv":
-      return spirv ? ImageKind.IMG_SPIRV : ImageKind.IMG_None;
+      return options?.spirv === true ? ImageKind.IMG_SPIRV : ImageKind.IMG_None;
     case "o":
       return ImageKind.IMG_Object;
     case "bc":
@@ -104,8 +104,8 @@ export function getImageKind(extension: string, spirv = false): number {
 }
 
 /** `getImageKindName`: the extension extracted images get; empty for IMG_None and unknown kinds (and IMG_SPIRV before 23). */
-export function getImageKindName(kind: number, spirv = false): string {
-  return (spirv ? ["", "o", "bc", "cubin", "fatbin", "s", "spv"] : ["", "o", "bc", "cubin", "fatbin", "s"])[kind] ?? "";
+export function getImageKindName(kind: number, options?: { readonly spirv?: boolean }): string {
+  return (options?.spirv === true ? ["", "o", "bc", "cubin", "fatbin", "s", "spv"] : ["", "o", "bc", "cubin", "fatbin", "s"])[kind] ?? "";
 }
 
 /** `getOffloadKind`: `kind=` text to a value; unknown text is OFK_None. `sycl` exists from LLVM 20 on. */

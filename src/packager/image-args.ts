@@ -17,7 +17,7 @@
  * - Image kind: IMG_Bitcode when the file starts with bitcode magic ("BC\xC0\xDE", or the wrapper
  *   DE C0 17 0B), whatever its name ("Clang uses the '.o' suffix for LTO bitcode"); otherwise from the
  *   text after the last '.' of the file name (getImageKind: o, bc, cubin, fatbin, s; anything else, `.spv`
- *   included, is IMG_None). Case-sensitive; a name that is only ".o" still has extension "o".
+ *   included, is IMG_None; LLVM 23 makes `.spv` IMG_SPIRV). Case-sensitive; a name that is only ".o" still has extension "o".
  */
 import { DenseMapModel } from "../llvm/dense-map.js";
 import { extension, stem } from "../llvm/path.js";
@@ -93,7 +93,7 @@ export function isBitcodeMagic(head: Uint8Array): boolean {
 /** The image kind the packager gives a file, from its first bytes and its name. */
 export function imageKindFor(path: string, head: Uint8Array, llvm23 = false): number {
   if (isBitcodeMagic(head)) return 2;
-  return getImageKind(extension(path).slice(1), llvm23);
+  return getImageKind(extension(path).slice(1), { spirv: llvm23 });
 }
 
 /**
@@ -127,5 +127,5 @@ export function extractedFileName(inputPath: string, image: OffloadImage, matchI
 export function extractedFileName23(inputPath: string, image: OffloadImage, index: number): string {
   const safe = (text: string): string => text.replaceAll("/", "_");
   const arch = image.arch === "" ? "" : `-${safe(image.arch)}`;
-  return `${stem(inputPath)}-${safe(image.triple)}${arch}.${index}.${getImageKindName(image.imageKind, true)}`;
+  return `${stem(inputPath)}-${safe(image.triple)}${arch}.${index}.${getImageKindName(image.imageKind, { spirv: true })}`;
 }
