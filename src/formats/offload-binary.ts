@@ -81,13 +81,16 @@ export const OffloadKind22 = { OFK_None: 0, OFK_OpenMP: 1, OFK_Cuda: 2, OFK_HIP:
 export type LlvmMajor = 19 | 22;
 
 /**
- * `getImageKind`: the image kind for a file extension (without the dot), case-sensitive. `spv` is IMG_SPIRV only
- * with `spirv: true` (LLVM 23: llvm PR #180269 added it; 19 and 22 give IMG_None, measured with 22.1.8).
+ * `getImageKind` of LLVM 23: as 19's and 22's, and `spv` is IMG_SPIRV (llvm PR #180269; 19 and 22 give IMG_None,
+ * measured with 22.1.8).
  */
-export function getImageKind(extension: string, options?: { readonly spirv?: boolean }): number {
+export function getImageKind23(extension: string): number {
+  return extension === "spv" ? ImageKind.IMG_SPIRV : getImageKind(extension);
+}
+
+/** `getImageKind`: the image kind for a file extension (without the dot), case-sensitive (LLVM 19 and 22). */
+export function getImageKind(extension: string): number {
   switch (extension) {
-    case "spv":
-      return options?.spirv === true ? ImageKind.IMG_SPIRV : ImageKind.IMG_None;
     case "o":
       return ImageKind.IMG_Object;
     case "bc":
@@ -103,9 +106,14 @@ export function getImageKind(extension: string, options?: { readonly spirv?: boo
   }
 }
 
-/** `getImageKindName`: the extension extracted images get; empty for IMG_None and unknown kinds (and IMG_SPIRV before 23). */
-export function getImageKindName(kind: number, options?: { readonly spirv?: boolean }): string {
-  return (options?.spirv === true ? ["", "o", "bc", "cubin", "fatbin", "s", "spv"] : ["", "o", "bc", "cubin", "fatbin", "s"])[kind] ?? "";
+/** `getImageKindName`: the extension extracted images get; empty for IMG_None and unknown kinds (IMG_SPIRV too, in 19 and 22). */
+export function getImageKindName(kind: number): string {
+  return ["", "o", "bc", "cubin", "fatbin", "s"][kind] ?? "";
+}
+
+/** `getImageKindName` of LLVM 23: IMG_SPIRV is `spv`. */
+export function getImageKindName23(kind: number): string {
+  return kind === ImageKind.IMG_SPIRV ? "spv" : getImageKindName(kind);
 }
 
 /** `getOffloadKind`: `kind=` text to a value; unknown text is OFK_None. `sycl` exists from LLVM 20 on. */

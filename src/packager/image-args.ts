@@ -21,7 +21,7 @@
  */
 import { DenseMapModel } from "../llvm/dense-map.js";
 import { extension, stem } from "../llvm/path.js";
-import { getImageKind, getImageKindName, getOffloadKind } from "../formats/offload-binary.js";
+import { getImageKind, getImageKind23, getImageKindName, getImageKindName23, getOffloadKind } from "../formats/offload-binary.js";
 import type { LlvmMajor, OffloadImage } from "../formats/offload-binary.js";
 
 /** A key's value: a byte string, or null for a piece without '='. */
@@ -93,7 +93,7 @@ export function isBitcodeMagic(head: Uint8Array): boolean {
 /** The image kind the packager gives a file, from its first bytes and its name. */
 export function imageKindFor(path: string, head: Uint8Array, llvm23 = false): number {
   if (isBitcodeMagic(head)) return 2;
-  return getImageKind(extension(path).slice(1), { spirv: llvm23 });
+  return (llvm23 ? getImageKind23 : getImageKind)(extension(path).slice(1));
 }
 
 /**
@@ -127,5 +127,5 @@ export function extractedFileName(inputPath: string, image: OffloadImage, matchI
 export function extractedFileName23(inputPath: string, image: OffloadImage, index: number): string {
   const safe = (text: string): string => text.replaceAll("/", "_");
   const arch = image.arch === "" ? "" : `-${safe(image.arch)}`;
-  return `${stem(inputPath)}-${safe(image.triple)}${arch}.${index}.${getImageKindName(image.imageKind, { spirv: true })}`;
+  return `${stem(inputPath)}-${safe(image.triple)}${arch}.${index}.${getImageKindName23(image.imageKind)}`;
 }
