@@ -252,226 +252,255 @@ async function verifyLayer(blob: string, method: Compression | undefined, name: 
   }
 }
 
+/** One file of an image: a tarball's entry or a layout folder's file. */
+interface StoreEntry {
+  readonly name: string;
+  readonly size: number;
+  /** Where its bytes begin in the tarball (0 in a folder), for messages. */
+  readonly offset: number;
+  /** A tarball's link entry: the name it points to. */
+  readonly link?: { readonly target: string; readonly symbolic: boolean };
+  source(): ByteSource;
+}
+
+type EditOptions<P extends PlannedEdit> = { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void };
+
+interface ImagePlan<P extends PlannedEdit> {
+  readonly edits: FileEdit<P>[];
+  readonly members: number;
+  readonly withDeviceCode: number;
+  readonly replacements: Map<string, Replacement>;
+  readonly changed: [string, LayerResult][];
+  readonly rewrittenJson: string[];
+}
+
+/**
+ * The image's layers rewritten into `folder` and its JSON rewritten in memory: what replaces which file.
+ * `label` names the image in messages and member names (`label!layer!file`).
+ */
+async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyMap<string, StoreEntry>, folder: string, options: EditOptions<P>): Promise<ImagePlan<P>> {
+  const path = label;
+  const resolve = (name: string, hops = 0): StoreEntry => {
+    const found = byName.get(layerPath(name));
+    if (found === undefined) throw new OffloadKitError("IMAGE_MISSING_BLOB", `${path}: image names '${name}', which it does not hold`);
+    if (found.link !== undefined && hops < 8) {
+      const dir = name.includes("/") && found.link.symbolic ? name.slice(0, name.lastIndexOf("/") + 1) : "";
+      return resolve(found.link.target.startsWith("/") ? found.link.target : dir + found.link.target, hops + 1);
+    }
+    return found;
+  };
+  const bytesOf = (e: StoreEntry): Uint8Array => {
+    if (e.size > MAX_JSON) throw bad(`${path}: '${e.name}' is ${e.size} bytes, larger than a manifest`, e.offset);
+    return readExact(e.source(), 0, e.size);
+  };
+  const jsonOf = (e: StoreEntry): unknown => {
+    try {
+      return JSON.parse(new TextDecoder().decode(bytesOf(e)));
+    } catch (error) {
+      if (isOffloadKitError(error)) throw error;
+      throw bad(`${path}: '${e.name}' is not JSON: ${(error as Error).message}`, e.offset);
+    }
+  };
+  // The images, each with its config and layers (bottom first), from manifest.json and from index.json.
+  const images: ImageRefs[] = [];
+  const docker = byName.get("manifest.json");
+  if (docker !== undefined) {
+    const list = jsonOf(docker);
+    if (!Array.isArray(list)) throw bad(`${path}: manifest.json is not a list`);
+    list.forEach((item, i) => {
+      const o = objectOf(item, `manifest.json entry ${i}`);
+      if (!Array.isArray(o.Layers) || !o.Layers.every((l) => typeof l === "string")) throw bad(`${path}: manifest.json entry ${i} has no Layers list`);
+      images.push({ config: typeof o.Config === "string" ? resolve(o.Config).name : undefined, layers: (o.Layers as string[]).map((l) => resolve(l).name) });
+    });
+  }
+  const ociIndex = byName.get("index.json");
+  const seenJson = new Set<string>();
+  const collect = (e: StoreEntry, depth: number): void => {
+    if (depth > 4) throw bad(`${path}: OCI indexes nest more than 4 deep`);
+    if (seenJson.has(e.name)) return;
+    seenJson.add(e.name);
+    const o = objectOf(jsonOf(e), `'${e.name}'`);
+    if (Array.isArray(o.manifests)) {
+      for (const d of o.manifests) {
+        const descriptor = objectOf(d, "OCI descriptor");
+        const child = byName.get(blobPathOf(descriptor.digest));
+        // A platform left out of the tarball (docker save --platform) is named but absent: nothing to edit.
+        if (child === undefined || !isJsonDescriptor(descriptor)) continue;
+        collect(resolve(child.name), depth + 1);
+      }
+    }
+    if (Array.isArray(o.layers) && docker === undefined) {
+      const config = o.config === undefined ? undefined : resolve(blobPathOf(objectOf(o.config, "config descriptor").digest)).name;
+      images.push({ config, layers: o.layers.map((l) => resolve(blobPathOf(objectOf(l, "layer descriptor").digest)).name) });
+    }
+  };
+  if (ociIndex !== undefined) collect(ociIndex, 0);
+  if (docker === undefined && ociIndex === undefined) throw bad(`${path}: neither manifest.json nor index.json`);
+
+  const edits: FileEdit<P>[] = [];
+  let members = 0;
+  let withDeviceCode = 0;
+  const layers = new Map<string, LayerResult | undefined>();
+  const replacements = new Map<string, Replacement>();
+
+  // Layers, top down per image; a layer shared by images is rewritten once, seen from the first image listing it.
+  for (const image of images) {
+    const stack = new LayerStack();
+    for (let layer = image.layers.length - 1; layer >= 0; layer--) {
+      const name = image.layers[layer]!;
+      const visible = (entry: TarEntry) => stack.offer(entry.name, layer, entry.headerOffset, entry.type === "directory");
+      if (layers.has(name)) {
+        // Seen already: its entries still cover the layers below them in this image.
+        await offerOnly(byName.get(name)!, visible);
+        continue;
+      }
+      const blob = byName.get(name)!.source();
+      const method = compressionOf(readExact(blob, 0, Math.min(blob.size, 16)));
+      const oldDiff = createHash("sha256");
+      const stream = sourceChunks(blob);
+      const reader = ChunkReader.ofStream(hashed(method === undefined ? stream : nodeDecoders().decode(method, stream), oldDiff));
+      const tarPath = join(folder, `layer-${layers.size}.tar`);
+      const fd = openSync(tarPath, "w");
+      const newDiff = createHash("sha256");
+      const found = { names: 0, edits: [] as FileEdit<P>[], files: [] as EditedFile[], entries: 0 };
+      const label = `${path}!${name}`;
+      try {
+        const encoder: Encoder = { write: async (b) => { newDiff.update(b); writeSync(fd, b); }, end: async () => {} };
+        await rewriteDataTar(reader, encoder, label, folder, { ...options, visible }, found);
+      } finally {
+        await reader.close();
+        closeSync(fd);
+      }
+      members += found.entries;
+      withDeviceCode += found.names;
+      edits.push(...found.edits);
+      const failed = found.edits.find((f) => f.error !== undefined);
+      if (failed !== undefined) throw failed.error!;
+      if (found.files.length === 0) {
+        rmSync(tarPath, { force: true });
+        layers.set(name, undefined);
+        continue;
+      }
+      const blobFile = join(folder, `blob-${layers.size}`);
+      await compressLayer(method, tarPath, blobFile, label);
+      const newDiffId = `sha256:${newDiff.digest("hex")}`;
+      await verifyLayer(blobFile, method, label, newDiffId, found.entries, found.files);
+      rmSync(tarPath, { force: true });
+      const oldHash = createHash("sha256");
+      for await (const chunk of sourceChunks(blob)) oldHash.update(chunk);
+      const result: LayerResult = {
+        blob: blobFile, oldDigest: `sha256:${oldHash.digest("hex")}`, oldDiffId: `sha256:${oldDiff.digest("hex")}`, newDiffId,
+        digest: hashFile(blobFile), size: statSync(blobFile).size,
+      };
+      layers.set(name, result);
+      replacements.set(name, { name: renamed(name, result.oldDigest, result.digest), size: result.size, digest: result.digest, file: blobFile });
+    }
+  }
+  options.check?.(edits);
+
+  // The JSON, bottom up: configs, manifests, indexes; then index.json and manifest.json.
+  const digests = new Map<string, { digest: string; size: number }>();
+  const diffIds = new Map<string, string>();
+  for (const result of layers.values()) {
+    if (result === undefined) continue;
+    digests.set(result.oldDigest, { digest: result.digest, size: result.size });
+    diffIds.set(result.oldDiffId, result.newDiffId);
+  }
+  const rewrittenJson: string[] = [];
+  const replaceJson = (e: StoreEntry, value: unknown, named: boolean) => {
+    const bytes = new TextEncoder().encode(JSON.stringify(value));
+    const digest = sha256(bytes);
+    const oldDigest = sha256(bytesOf(e));
+    if (named) digests.set(oldDigest, { digest, size: bytes.length });
+    replacements.set(e.name, { name: named ? renamed(e.name, oldDigest, digest) : e.name, size: bytes.length, digest, bytes });
+    rewrittenJson.push(e.name);
+  };
+  if (replacements.size > 0) {
+    for (const image of images) {
+      image.layers.forEach((layer, i) => {
+        const result = layers.get(layer);
+        if (result === undefined || image.config === undefined) return;
+        const config = objectOf(jsonOf(byName.get(image.config)!), `'${image.config}'`);
+        if (config.rootfs === undefined) throw bad(`${path}: '${image.config}' has no rootfs.diff_ids`);
+        const ids = objectOf(config.rootfs, `'${image.config}' rootfs`).diff_ids;
+        if (!Array.isArray(ids) || ids.length !== image.layers.length) throw bad(`${path}: '${image.config}' has ${Array.isArray(ids) ? ids.length : "no"} diff_ids for ${image.layers.length} layers`);
+        if (ids[i] !== result.oldDiffId) throw new OffloadKitError("IMAGE_BAD_DIGEST", `${path}: '${layer}' decodes to ${result.oldDiffId}, but '${image.config}' says diff_ids[${i}] is ${String(ids[i])}`);
+      });
+      if (image.config === undefined || replacements.has(image.config)) continue;
+      const e = byName.get(image.config)!;
+      const config = objectOf(jsonOf(e), `'${e.name}'`);
+      const rootfs = objectOf(config.rootfs, `'${e.name}' rootfs`);
+      if (!Array.isArray(rootfs.diff_ids) || !rootfs.diff_ids.some((d) => diffIds.has(d))) continue;
+      rootfs.diff_ids = rootfs.diff_ids.map((d) => diffIds.get(d) ?? d);
+      replaceJson(e, config, true);
+    }
+    // Manifests and indexes from the leaves up (a post-order walk from index.json).
+    const done = new Set<string>();
+    const rewrite = (e: StoreEntry, top: boolean): void => {
+      if (done.has(e.name)) return;
+      done.add(e.name);
+      const o = objectOf(jsonOf(e), `'${e.name}'`);
+      for (const d of Array.isArray(o.manifests) ? o.manifests : []) {
+        const descriptor = objectOf(d, "OCI descriptor");
+        const child = byName.get(blobPathOf(descriptor.digest));
+        if (child !== undefined && isJsonDescriptor(descriptor)) rewrite(resolve(child.name), false);
+      }
+      if (replaceDescriptors(o, digests)) replaceJson(e, o, !top);
+    };
+    if (ociIndex !== undefined) rewrite(ociIndex, true);
+    if (docker !== undefined) {
+      const list = jsonOf(docker) as Record<string, unknown>[];
+      for (const item of list) {
+        const rename = (p: string) => replacements.get(resolve(p).name)?.name ?? p;
+        if (typeof item.Config === "string") item.Config = rename(item.Config);
+        item.Layers = (item.Layers as string[]).map(rename);
+        if (typeof item.LayerSources === "object" && item.LayerSources !== null) {
+          item.LayerSources = Object.fromEntries(Object.entries(item.LayerSources as Record<string, unknown>).map(([k, v]) => {
+            replaceDescriptors(v, digests);
+            return [diffIds.get(k) ?? k, v];
+          }));
+        }
+      }
+      replaceJson(docker, list, false);
+    }
+  }
+
+  // Links to a blob that is renamed would dangle.
+  for (const e of byName.values()) {
+    if (e.link === undefined) continue;
+    const target = resolve(e.name);
+    const r = replacements.get(target.name);
+    if (r !== undefined && r.name !== target.name) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${e.name}' links to '${target.name}', which is renamed to its new digest; links to blobs are not rewritten`);
+  }
+  const changed = [...layers].filter(([, r]) => r !== undefined) as [string, LayerResult][];
+  return { edits, members, withDeviceCode, replacements, changed, rewrittenJson };
+}
+
 /** Edits `path` (an image tarball) with `plan`, writing the new image to `output` (undefined: a dry run). */
-export async function editImagePackage<P extends PlannedEdit>(
-  path: string,
-  output: string | undefined,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
-): Promise<ImagePackageEdit<P>> {
+export async function editImagePackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<ImagePackageEdit<P>> {
   const source = FileSource.open(path);
   let scratch: string | undefined;
   try {
     const mode = statSync(path).mode & 0o7777;
-    const { entries, trailer } = await indexOuterTar(source);
-    const byName = new Map(entries.map((e) => [e.name, e]));
-    const resolve = (name: string, hops = 0): OuterEntry => {
-      const found = byName.get(layerPath(name));
-      if (found === undefined) throw new OffloadKitError("IMAGE_MISSING_BLOB", `${path}: image names '${name}', which the tarball does not hold`);
-      const { entry } = found;
-      if ((entry.type === "symlink" || entry.type === "hardlink") && hops < 8) {
-        const dir = name.includes("/") && entry.type === "symlink" ? name.slice(0, name.lastIndexOf("/") + 1) : "";
-        return resolve(entry.linkName.startsWith("/") ? entry.linkName : dir + entry.linkName, hops + 1);
-      }
-      return found;
-    };
-    const bytesOf = (e: OuterEntry): Uint8Array => {
-      if (e.entry.size > MAX_JSON) throw bad(`${path}: '${e.name}' is ${e.entry.size} bytes, larger than a manifest`, e.entry.headerOffset);
-      return readExact(source, e.entry.dataOffset, e.entry.size);
-    };
-    const jsonOf = (e: OuterEntry): unknown => {
-      try {
-        return JSON.parse(new TextDecoder().decode(bytesOf(e)));
-      } catch (error) {
-        if (isOffloadKitError(error)) throw error;
-        throw bad(`${path}: '${e.name}' is not JSON: ${(error as Error).message}`, e.entry.dataOffset);
-      }
-    };
-
-    // The images, each with its config and layers (bottom first), from manifest.json and from index.json.
-    const images: ImageRefs[] = [];
-    const docker = byName.get("manifest.json");
-    if (docker !== undefined) {
-      const list = jsonOf(docker);
-      if (!Array.isArray(list)) throw bad(`${path}: manifest.json is not a list`);
-      list.forEach((item, i) => {
-        const o = objectOf(item, `manifest.json entry ${i}`);
-        if (!Array.isArray(o.Layers) || !o.Layers.every((l) => typeof l === "string")) throw bad(`${path}: manifest.json entry ${i} has no Layers list`);
-        images.push({ config: typeof o.Config === "string" ? resolve(o.Config).name : undefined, layers: (o.Layers as string[]).map((l) => resolve(l).name) });
-      });
-    }
-    const ociIndex = byName.get("index.json");
-    const seenJson = new Set<string>();
-    const collect = (e: OuterEntry, depth: number): void => {
-      if (depth > 4) throw bad(`${path}: OCI indexes nest more than 4 deep`);
-      if (seenJson.has(e.name)) return;
-      seenJson.add(e.name);
-      const o = objectOf(jsonOf(e), `'${e.name}'`);
-      if (Array.isArray(o.manifests)) {
-        for (const d of o.manifests) {
-          const descriptor = objectOf(d, "OCI descriptor");
-          const child = byName.get(blobPathOf(descriptor.digest));
-          // A platform left out of the tarball (docker save --platform) is named but absent: nothing to edit.
-          if (child === undefined || !isJsonDescriptor(descriptor)) continue;
-          collect(resolve(child.name), depth + 1);
-        }
-      }
-      if (Array.isArray(o.layers) && docker === undefined) {
-        const config = o.config === undefined ? undefined : resolve(blobPathOf(objectOf(o.config, "config descriptor").digest)).name;
-        images.push({ config, layers: o.layers.map((l) => resolve(blobPathOf(objectOf(l, "layer descriptor").digest)).name) });
-      }
-    };
-    if (ociIndex !== undefined) collect(ociIndex, 0);
-    if (docker === undefined && ociIndex === undefined) throw bad(`${path}: neither manifest.json nor index.json`);
-
+    const { entries } = await indexOuterTar(source);
+    const byName = new Map<string, StoreEntry>(entries.map((e) => [e.name, {
+      name: e.name, size: e.entry.size, offset: e.entry.dataOffset,
+      link: e.entry.type === "symlink" || e.entry.type === "hardlink" ? { target: e.entry.linkName, symbolic: e.entry.type === "symlink" } : undefined,
+      source: () => sliceSource(source, e.entry.dataOffset, e.entry.size),
+    }]));
+    const outer = new Map(entries.map((e) => [e.name, e]));
     scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-image-`)));
-    const folder = scratch;
-    const edits: FileEdit<P>[] = [];
-    let members = 0;
-    let withDeviceCode = 0;
-    const layers = new Map<string, LayerResult | undefined>();
-    const replacements = new Map<string, Replacement>();
-
-    // Layers, top down per image; a layer shared by images is rewritten once, seen from the first image listing it.
-    for (const image of images) {
-      const stack = new LayerStack();
-      for (let layer = image.layers.length - 1; layer >= 0; layer--) {
-        const name = image.layers[layer]!;
-        const visible = (entry: TarEntry) => stack.offer(entry.name, layer, entry.headerOffset, entry.type === "directory");
-        if (layers.has(name)) {
-          // Seen already: its entries still cover the layers below them in this image.
-          await offerOnly(source, byName.get(name)!, visible);
-          continue;
-        }
-        const e = byName.get(name)!;
-        const blob = sliceSource(source, e.entry.dataOffset, e.entry.size);
-        const method = compressionOf(readExact(blob, 0, Math.min(blob.size, 16)));
-        const oldDiff = createHash("sha256");
-        const stream = sourceChunks(blob);
-        const reader = ChunkReader.ofStream(hashed(method === undefined ? stream : nodeDecoders().decode(method, stream), oldDiff));
-        const tarPath = join(folder, `layer-${layers.size}.tar`);
-        const fd = openSync(tarPath, "w");
-        const newDiff = createHash("sha256");
-        const found = { names: 0, edits: [] as FileEdit<P>[], files: [] as EditedFile[], entries: 0 };
-        const label = `${path}!${name}`;
-        try {
-          const encoder: Encoder = { write: async (b) => { newDiff.update(b); writeSync(fd, b); }, end: async () => {} };
-          await rewriteDataTar(reader, encoder, label, folder, { ...options, visible }, found);
-        } finally {
-          await reader.close();
-          closeSync(fd);
-        }
-        members += found.entries;
-        withDeviceCode += found.names;
-        edits.push(...found.edits);
-        const failed = found.edits.find((f) => f.error !== undefined);
-        if (failed !== undefined) throw failed.error!;
-        if (found.files.length === 0) {
-          rmSync(tarPath, { force: true });
-          layers.set(name, undefined);
-          continue;
-        }
-        const blobFile = join(folder, `blob-${layers.size}`);
-        await compressLayer(method, tarPath, blobFile, label);
-        const newDiffId = `sha256:${newDiff.digest("hex")}`;
-        await verifyLayer(blobFile, method, label, newDiffId, found.entries, found.files);
-        rmSync(tarPath, { force: true });
-        const oldHash = createHash("sha256");
-        for await (const chunk of sourceChunks(blob)) oldHash.update(chunk);
-        const result: LayerResult = {
-          blob: blobFile, oldDigest: `sha256:${oldHash.digest("hex")}`, oldDiffId: `sha256:${oldDiff.digest("hex")}`, newDiffId,
-          digest: hashFile(blobFile), size: statSync(blobFile).size,
-        };
-        layers.set(name, result);
-        replacements.set(name, { name: renamed(name, result.oldDigest, result.digest), size: result.size, digest: result.digest, file: blobFile });
-      }
-    }
-    options.check?.(edits);
-
-    // The JSON, bottom up: configs, manifests, indexes; then index.json and manifest.json.
-    const digests = new Map<string, { digest: string; size: number }>();
-    const diffIds = new Map<string, string>();
-    for (const result of layers.values()) {
-      if (result === undefined) continue;
-      digests.set(result.oldDigest, { digest: result.digest, size: result.size });
-      diffIds.set(result.oldDiffId, result.newDiffId);
-    }
-    const rewrittenJson: string[] = [];
-    const replaceJson = (e: OuterEntry, value: unknown, named: boolean) => {
-      const bytes = new TextEncoder().encode(JSON.stringify(value));
-      const digest = sha256(bytes);
-      const oldDigest = sha256(bytesOf(e));
-      if (named) digests.set(oldDigest, { digest, size: bytes.length });
-      replacements.set(e.name, { name: named ? renamed(e.name, oldDigest, digest) : e.name, size: bytes.length, digest, bytes });
-      rewrittenJson.push(e.name);
-    };
-    if (replacements.size > 0) {
-      for (const image of images) {
-        image.layers.forEach((layer, i) => {
-          const result = layers.get(layer);
-          if (result === undefined || image.config === undefined) return;
-          const config = objectOf(jsonOf(byName.get(image.config)!), `'${image.config}'`);
-          if (config.rootfs === undefined) throw bad(`${path}: '${image.config}' has no rootfs.diff_ids`);
-          const ids = objectOf(config.rootfs, `'${image.config}' rootfs`).diff_ids;
-          if (!Array.isArray(ids) || ids.length !== image.layers.length) throw bad(`${path}: '${image.config}' has ${Array.isArray(ids) ? ids.length : "no"} diff_ids for ${image.layers.length} layers`);
-          if (ids[i] !== result.oldDiffId) throw new OffloadKitError("IMAGE_BAD_DIGEST", `${path}: '${layer}' decodes to ${result.oldDiffId}, but '${image.config}' says diff_ids[${i}] is ${String(ids[i])}`);
-        });
-        if (image.config === undefined || replacements.has(image.config)) continue;
-        const e = byName.get(image.config)!;
-        const config = objectOf(jsonOf(e), `'${e.name}'`);
-        const rootfs = objectOf(config.rootfs, `'${e.name}' rootfs`);
-        if (!Array.isArray(rootfs.diff_ids) || !rootfs.diff_ids.some((d) => diffIds.has(d))) continue;
-        rootfs.diff_ids = rootfs.diff_ids.map((d) => diffIds.get(d) ?? d);
-        replaceJson(e, config, true);
-      }
-      // Manifests and indexes from the leaves up (a post-order walk from index.json).
-      const done = new Set<string>();
-      const rewrite = (e: OuterEntry, top: boolean): void => {
-        if (done.has(e.name)) return;
-        done.add(e.name);
-        const o = objectOf(jsonOf(e), `'${e.name}'`);
-        for (const d of Array.isArray(o.manifests) ? o.manifests : []) {
-          const descriptor = objectOf(d, "OCI descriptor");
-          const child = byName.get(blobPathOf(descriptor.digest));
-          if (child !== undefined && isJsonDescriptor(descriptor)) rewrite(resolve(child.name), false);
-        }
-        if (replaceDescriptors(o, digests)) replaceJson(e, o, !top);
-      };
-      if (ociIndex !== undefined) rewrite(ociIndex, true);
-      if (docker !== undefined) {
-        const list = jsonOf(docker) as Record<string, unknown>[];
-        for (const item of list) {
-          const rename = (p: string) => replacements.get(resolve(p).name)?.name ?? p;
-          if (typeof item.Config === "string") item.Config = rename(item.Config);
-          item.Layers = (item.Layers as string[]).map(rename);
-          if (typeof item.LayerSources === "object" && item.LayerSources !== null) {
-            item.LayerSources = Object.fromEntries(Object.entries(item.LayerSources as Record<string, unknown>).map(([k, v]) => {
-              replaceDescriptors(v, digests);
-              return [diffIds.get(k) ?? k, v];
-            }));
-          }
-        }
-        replaceJson(docker, list, false);
-      }
-    }
-
-    // Links in the tarball to a blob that is renamed would dangle.
-    for (const e of entries) {
-      if (e.entry.type !== "symlink" && e.entry.type !== "hardlink") continue;
-      const target = resolve(e.name);
-      const r = replacements.get(target.name);
-      if (r !== undefined && r.name !== target.name) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${e.name}' links to '${target.name}', which is renamed to its new digest; links to blobs are not rewritten`);
-    }
+    const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(path, byName, scratch, options);
     for (const [name, r] of replacements) {
-      const e = byName.get(name)!;
+      const e = outer.get(name)!;
       if (e.start !== e.entry.headerOffset) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' has pax or long-name records, which are not rewritten`, { offset: e.start });
-      if (r.name !== name && byName.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
+      if (r.name !== name && outer.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
       if (r.name.length > 100) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${r.name}' does not fit a tar header's name`);
     }
-
     const pad = (n: number) => (TAR_BLOCK - (n % TAR_BLOCK)) % TAR_BLOCK;
     let outputSize = source.size;
     for (const [name, r] of replacements) {
-      const e = byName.get(name)!;
+      const e = outer.get(name)!;
       outputSize += TAR_BLOCK + r.size + pad(r.size) - (e.end - e.start);
     }
     const ordered = entries.filter((e) => replacements.has(e.name));
@@ -491,7 +520,6 @@ export async function editImagePackage<P extends PlannedEdit>(
             at = e.end;
           }
           copyRange(engine(), source, at, source.size - at, out);
-          void trailer;
         }
         const size = out.position;
         out.close();
@@ -503,7 +531,6 @@ export async function editImagePackage<P extends PlannedEdit>(
       });
     }
     const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
-    const changed = [...layers].filter(([, r]) => r !== undefined) as [string, LayerResult][];
     return {
       kind: "image", input: path, output, inputSize: source.size, outputSize, members, withDeviceCode, edits: packageEdits,
       record: changed.length === 0 ? undefined : `${changed.length} ${changed.length === 1 ? "layer" : "layers"} and ${rewrittenJson.join(", ")}`,
@@ -519,8 +546,8 @@ export async function editImagePackage<P extends PlannedEdit>(
 }
 
 /** Offers a layer's entries to the stack without editing (a layer shared with an image already done). */
-async function offerOnly(source: ByteSource, e: OuterEntry, visible: (entry: TarEntry) => boolean): Promise<void> {
-  const blob = sliceSource(source, e.entry.dataOffset, e.entry.size);
+async function offerOnly(e: StoreEntry, visible: (entry: TarEntry) => boolean): Promise<void> {
+  const blob = e.source();
   const method = compressionOf(readExact(blob, 0, Math.min(blob.size, 16)));
   const stream = sourceChunks(blob);
   const reader = ChunkReader.ofStream(method === undefined ? stream : nodeDecoders().decode(method, stream));
