@@ -281,4 +281,30 @@ describe.skipIf(!tools)("image tarballs in, image tarballs out", () => {
     expect([withFlag.code, withFlag.stderr]).toEqual([0, ""]);
     judge(unpack("empty-out.tar"));
   }, HANG_MS);
+
+  it("an OCI layout folder: --out-dir writes a new folder (unchanged blobs hard-linked), --in-place rewrites it; both judged, the same blobs", async () => {
+    const l0 = layerTar("f0", { "usr/lib/app": { fixture: "app" } });
+    const l1 = layerTar("f1", { "etc/readme": { text: "hi\n" } });
+    ociLayout("layout", [l0, l1], ["gzip", "gzip"]);
+    const before = judge(join(dir, "layout"));
+    mkdirSync(join(dir, "mirror"));
+    const out = await kit("prune", "--keep=gfx90a", "--allow-empty", "--out-dir", "mirror", "layout");
+    expect([out.code, out.stderr]).toEqual([0, ""]);
+    const mirrored = judge(join(dir, "mirror/layout"));
+    expect(mirrored.layers[1]!.path).toBe(before.layers[1]!.path);
+    expect(statSync(join(dir, "mirror/layout", mirrored.layers[1]!.path)).ino).toBe(statSync(join(dir, "layout", before.layers[1]!.path)).ino);
+    const app = await single("app", "prune", "--keep=gfx90a", "--allow-empty");
+    expect(member(mirrored.layers[0]!.tar, "usr/lib/app").equals(app)).toBe(true);
+    // The input folder is as it was.
+    expect(judge(join(dir, "layout")).layers[0]!.path).toBe(before.layers[0]!.path);
+    const inPlace = await kit("prune", "--keep=gfx90a", "--allow-empty", "--in-place", "layout");
+    expect([inPlace.code, inPlace.stderr]).toEqual([0, ""]);
+    const after = judge(join(dir, "layout"));
+    expect(after.layers.map((l) => l.path)).toEqual(mirrored.layers.map((l) => l.path));
+    expect(readdirSync(join(dir, "layout/blobs/sha256")).sort()).toEqual(readdirSync(join(dir, "mirror/layout/blobs/sha256")).sort());
+    if (skopeo) {
+      const copy = spawnSync("skopeo", ["--insecure-policy", "copy", "oci:layout", "dir:skopeo-layout"], { cwd: dir });
+      expect(copy.status, copy.stderr.toString()).toBe(0);
+    }
+  }, HANG_MS);
 });

@@ -27,9 +27,9 @@
  * in the rewritten JSON names an entry of that size), and renamed into place.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve as resolvePath } from "node:path";
 import { createGzip } from "node:zlib";
 import type { Codecs } from "../../compress/codecs.js";
 import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
@@ -649,5 +649,143 @@ function verifyImageTar(tempPath: string, output: string, replacements: Readonly
     }
   } finally {
     written.close();
+  }
+}
+
+/** Whether `path` is an OCI image layout folder (oci-layout and index.json in it). */
+export function isImageLayout(path: string): boolean {
+  try {
+    return statSync(path).isDirectory() && statSync(join(path, "oci-layout")).isFile() && statSync(join(path, "index.json")).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A layout folder's files (its top level and everything under blobs/), links not followed. */
+function layoutFiles(dir: string, opened: FileSource[]): Map<string, StoreEntry> {
+  const files = new Map<string, StoreEntry>();
+  const visit = (relative: string) => {
+    for (const item of readdirSync(join(dir, relative), { withFileTypes: true })) {
+      const name = relative === "" ? item.name : `${relative}/${item.name}`;
+      if (item.isDirectory()) {
+        if (relative !== "" || item.name === "blobs") visit(name);
+        continue;
+      }
+      const full = join(dir, name);
+      if (item.isSymbolicLink()) {
+        files.set(name, { name, size: 0, offset: 0, link: { target: readlinkSync(full), symbolic: true }, source: () => { throw new Error("a link has no bytes"); } });
+        continue;
+      }
+      if (!item.isFile()) continue;
+      let source: FileSource | undefined;
+      files.set(name, {
+        name, size: statSync(full).size, offset: 0,
+        source: () => {
+          if (source === undefined) opened.push((source = FileSource.open(full)));
+          return source;
+        },
+      });
+    }
+  };
+  visit("");
+  return files;
+}
+
+/**
+ * Edits the OCI layout folder `path`. `output` undefined: a dry run; `output` = `path`: in place, new blobs
+ * written beside the old ones (each through a temporary name), read back, then index.json (and docker's
+ * manifest.json) renamed over the old ones, the commit point, and only then the replaced blobs removed; else a
+ * new folder mirroring it (unchanged files hard-linked, or copied where a link cannot be made), built under a
+ * temporary name beside it and renamed into place when whole.
+ */
+export async function editImageLayout<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<ImagePackageEdit<P>> {
+  const opened: FileSource[] = [];
+  let scratch: string | undefined;
+  let building: string | undefined;
+  try {
+    const byName = layoutFiles(path, opened);
+    const inputSize = [...byName.values()].reduce((n, e) => n + e.size, 0);
+    scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-image-`)));
+    const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(path, byName, scratch, options);
+    for (const [name, r] of replacements) {
+      if (r.name !== name && byName.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' would be renamed '${r.name}', which the folder already holds`);
+    }
+    let outputSize = inputSize;
+    for (const [name, r] of replacements) outputSize += r.size - byName.get(name)!.size;
+    const top = (name: string) => !name.includes("/");
+    const writeReplacement = (root: string, r: Replacement) => {
+      const to = join(root, r.name);
+      const temp = `${to}.offload-kit-${process.pid}.tmp`;
+      if (r.bytes !== undefined) writeFileSync(temp, r.bytes);
+      else copyFileSync(r.file!, temp);
+      renameSync(temp, to);
+    };
+    if (output !== undefined && replacements.size > 0) {
+      if (resolvePath(output) === resolvePath(path)) {
+        for (const r of replacements.values()) if (!top(r.name)) writeReplacement(path, r);
+        verifyLayout(path, replacements, (r) => !top(r.name));
+        for (const name of ["manifest.json", "index.json"]) {
+          const r = replacements.get(name);
+          if (r !== undefined) writeReplacement(path, r);
+        }
+        for (const [name, r] of replacements) if (r.name !== name) rmSync(join(path, name), { force: true });
+      } else {
+        if (existsSync(output)) throw new OffloadKitError("OUTPUT_EXISTS", `'${output}' exists; an image layout is written as a new folder`, { field: "--out-dir" });
+        building = `${output}.offload-kit-${process.pid}.tmp`;
+        for (const e of byName.values()) {
+          if (replacements.has(e.name)) continue;
+          const to = join(building, e.name);
+          mkdirSync(dirname(to), { recursive: true });
+          if (e.link !== undefined) symlinkSync(e.link.target, to);
+          else {
+            try {
+              linkSync(join(path, e.name), to);
+            } catch {
+              copyFileSync(join(path, e.name), to);
+            }
+          }
+        }
+        for (const r of replacements.values()) {
+          mkdirSync(dirname(join(building, r.name)), { recursive: true });
+          writeReplacement(building, r);
+        }
+        verifyLayout(building, replacements, () => true);
+        renameSync(building, output);
+        building = undefined;
+      }
+    }
+    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
+    return {
+      kind: "image", input: path, output, inputSize, outputSize, members, withDeviceCode, edits: packageEdits,
+      record: changed.length === 0 ? undefined : `${changed.length} ${changed.length === 1 ? "layer" : "layers"} and ${rewrittenJson.join(", ")}`,
+      layers: changed.map(([name, r]) => ({ name, from: r.oldDigest, to: r.digest, diffId: r.newDiffId })),
+    };
+  } finally {
+    for (const source of opened) source.close();
+    if (building !== undefined) rmSync(building, { recursive: true, force: true });
+    if (scratch !== undefined) {
+      rmSync(scratch, { recursive: true, force: true });
+      removeTemporary(scratch);
+    }
+  }
+}
+
+/** The files written into a layout read back: each one's sha256 its digest, each descriptor in new JSON naming a blob of its size. */
+function verifyLayout(root: string, replacements: ReadonlyMap<string, Replacement>, which: (r: Replacement) => boolean): void {
+  const fail = (message: string) => new OffloadKitError("VERIFY_FAILED", `${root}: the written image is wrong, nothing was put in place: ${message}`);
+  for (const r of replacements.values()) {
+    if (!which(r)) continue;
+    const full = join(root, r.name);
+    if (!existsSync(full) || statSync(full).size !== r.size || hashFile(full) !== r.digest) throw fail(`'${r.name}' is not the bytes written`);
+    if (r.bytes === undefined) continue;
+    const check = (value: unknown): void => {
+      if (typeof value !== "object" || value === null) return;
+      for (const child of Object.values(value)) check(child);
+      const o = value as Record<string, unknown>;
+      if (typeof o.digest !== "string" || typeof o.size !== "number" || !o.digest.startsWith("sha256:")) return;
+      const blob = join(root, blobPathOf(o.digest));
+      if (existsSync(blob) && statSync(blob).size !== o.size) throw fail(`'${r.name}' names ${o.digest} of ${o.size} bytes, but the blob has ${statSync(blob).size}`);
+    };
+    check(JSON.parse(new TextDecoder().decode(r.bytes)));
   }
 }
