@@ -407,13 +407,13 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
     diffIds.set(result.oldDiffId, result.newDiffId);
   }
   const rewrittenJson: string[] = [];
-  const replaceJson = (e: StoreEntry, value: unknown, named: boolean) => {
+  const replaceJson = (e: StoreEntry, value: unknown, named: boolean, kind: string) => {
     const bytes = new TextEncoder().encode(JSON.stringify(value));
     const digest = sha256(bytes);
     const oldDigest = sha256(bytesOf(e));
     if (named) digests.set(oldDigest, { digest, size: bytes.length });
     replacements.set(e.name, { name: named ? renamed(e.name, oldDigest, digest) : e.name, size: bytes.length, digest, bytes });
-    rewrittenJson.push(e.name);
+    rewrittenJson.push(kind);
   };
   if (replacements.size > 0) {
     for (const image of images) {
@@ -432,7 +432,7 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
       const rootfs = objectOf(config.rootfs, `'${e.name}' rootfs`);
       if (!Array.isArray(rootfs.diff_ids) || !rootfs.diff_ids.some((d) => diffIds.has(d))) continue;
       rootfs.diff_ids = rootfs.diff_ids.map((d) => diffIds.get(d) ?? d);
-      replaceJson(e, config, true);
+      replaceJson(e, config, true, "config");
     }
     // Manifests and indexes from the leaves up (a post-order walk from index.json).
     const done = new Set<string>();
@@ -445,7 +445,7 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
         const child = byName.get(blobPathOf(descriptor.digest));
         if (child !== undefined && isJsonDescriptor(descriptor)) rewrite(resolve(child.name), false);
       }
-      if (replaceDescriptors(o, digests)) replaceJson(e, o, !top);
+      if (replaceDescriptors(o, digests)) replaceJson(e, o, !top, top ? e.name : Array.isArray(o.manifests) ? "index" : "manifest");
     };
     if (ociIndex !== undefined) rewrite(ociIndex, true);
     if (docker !== undefined) {
@@ -461,7 +461,7 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
           }));
         }
       }
-      replaceJson(docker, list, false);
+      replaceJson(docker, list, false, "manifest.json");
     }
   }
 
@@ -530,10 +530,10 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
         return size;
       });
     }
-    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
+    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : memberOutput(e.input.slice(path.length + 1), output, replacements) }));
     return {
       kind: "image", input: path, output, inputSize: source.size, outputSize, members, withDeviceCode, edits: packageEdits,
-      record: changed.length === 0 ? undefined : `${changed.length} ${changed.length === 1 ? "layer" : "layers"} and ${rewrittenJson.join(", ")}`,
+      record: recordText(changed.length, rewrittenJson),
       layers: changed.map(([name, r]) => ({ name, from: r.oldDigest, to: r.digest, diffId: r.newDiffId })),
     };
   } finally {
@@ -543,6 +543,24 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
       removeTemporary(scratch);
     }
   }
+}
+
+/** `out.tar!blobs/sha256/<new digest>!usr/lib/x.so`: an edited member's name in the output, under its layer's new name. */
+function memberOutput(inside: string, output: string, replacements: ReadonlyMap<string, Replacement>): string {
+  const bang = inside.indexOf("!");
+  const layer = bang < 0 ? inside : inside.slice(0, bang);
+  return `${output}!${replacements.get(layer)?.name ?? layer}${bang < 0 ? "" : inside.slice(bang)}`;
+}
+
+/** `1 layer, 1 config, 1 manifest, index.json`: what the report says was rewritten. */
+function recordText(layers: number, json: readonly string[]): string | undefined {
+  if (layers === 0) return undefined;
+  const count = (kind: string, plural: string) => {
+    const n = json.filter((k) => k === kind).length;
+    return n === 0 ? [] : [`${n} ${n === 1 ? kind : plural}`];
+  };
+  const named = json.filter((k) => k.endsWith(".json"));
+  return [`${layers} ${layers === 1 ? "layer" : "layers"}`, ...count("config", "configs"), ...count("manifest", "manifests"), ...count("index", "indexes"), ...named].join(", ");
 }
 
 /** Offers a layer's entries to the stack without editing (a layer shared with an image already done). */
@@ -754,10 +772,10 @@ export async function editImageLayout<P extends PlannedEdit>(path: string, outpu
         building = undefined;
       }
     }
-    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
+    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : memberOutput(e.input.slice(path.length + 1), output, replacements) }));
     return {
       kind: "image", input: path, output, inputSize, outputSize, members, withDeviceCode, edits: packageEdits,
-      record: changed.length === 0 ? undefined : `${changed.length} ${changed.length === 1 ? "layer" : "layers"} and ${rewrittenJson.join(", ")}`,
+      record: recordText(changed.length, rewrittenJson),
       layers: changed.map(([name, r]) => ({ name, from: r.oldDigest, to: r.digest, diffId: r.newDiffId })),
     };
   } finally {
