@@ -338,4 +338,34 @@ describe.skipIf(!tools)("image tarballs in, image tarballs out", () => {
       expect(copy.status, copy.stderr.toString()).toBe(0);
     }
   }, HANG_MS);
+
+  it("two images sharing a layer (docker save of two tags): the layer rewritten once, both configs' diff_ids follow it", async () => {
+    const base = layerTar("s0", { "usr/lib/app": { fixture: "app" } });
+    const a = layerTar("s1", { "etc/a": { text: "a\n" } });
+    const b = layerTar("s2", { "etc/b": { text: "b\n" } });
+    const root = join(dir, "shared");
+    mkdirSync(root);
+    const idOf = (layer: Buffer) => hex(Buffer.from(`v1 ${hex(layer)}`));
+    for (const layer of [base, a, b]) {
+      mkdirSync(join(root, idOf(layer)));
+      writeFileSync(join(root, idOf(layer), "layer.tar"), layer);
+    }
+    const images = [[base, a], [base, b]].map((layers, i) => {
+      const config = configOf(layers);
+      writeFileSync(join(root, `${hex(config)}.json`), config);
+      return { Config: `${hex(config)}.json`, RepoTags: [`t:${i}`], Layers: layers.map((l) => `${idOf(l)}/layer.tar`) };
+    });
+    writeFileSync(join(root, "manifest.json"), JSON.stringify(images));
+    execFileSync("tar", ["-c", "-f", "shared.tar", "-C", root, ...readdirSync(root).sort()], { cwd: dir });
+    const r = await kit("prune", "--keep=gfx90a", "--allow-empty", "-o", "shared-out.tar", "shared.tar");
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toMatch(/shared\.tar: image package, .* 1 changed, 1 layer, 2 configs, manifest\.json rewritten/);
+    const judged = judge(unpack("shared-out.tar"));
+    expect(judged.layers).toHaveLength(4);
+    expect(judged.layers[0]!.blob.equals(judged.layers[2]!.blob)).toBe(true);
+    expect(member(judged.layers[0]!.tar, "usr/lib/app").equals(await single("app", "prune", "--keep=gfx90a", "--allow-empty"))).toBe(true);
+    const [one, two] = JSON.parse(readFileSync(join(dir, "x-shared-out.tar/manifest.json"), "utf8"));
+    expect(one.Config).not.toBe(images[0]!.Config);
+    expect(two.Config).not.toBe(images[1]!.Config);
+  }, HANG_MS);
 });
