@@ -368,4 +368,19 @@ describe.skipIf(!tools)("image tarballs in, image tarballs out", () => {
     expect(one.Config).not.toBe(images[0]!.Config);
     expect(two.Config).not.toBe(images[1]!.Config);
   }, HANG_MS);
+
+  it("an input whose config's diff_id is not its layer's sha256 is refused, naming both, and nothing is written", async () => {
+    const l0 = layerTar("h0", { "usr/lib/app": { fixture: "app" } });
+    const root = join(dir, "lying");
+    mkdirSync(join(root, "layer0"), { recursive: true });
+    writeFileSync(join(root, "layer0/layer.tar"), l0);
+    const config = configOf([Buffer.from("not the layer")]);
+    writeFileSync(join(root, `${hex(config)}.json`), config);
+    writeFileSync(join(root, "manifest.json"), JSON.stringify([{ Config: `${hex(config)}.json`, RepoTags: ["t:1"], Layers: ["layer0/layer.tar"] }]));
+    execFileSync("tar", ["-c", "-f", "lying.tar", "-C", root, ...readdirSync(root).sort()], { cwd: dir });
+    const r = await kit("prune", "--keep=gfx90a", "--allow-empty", "-o", "lying-out.tar", "lying.tar");
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`'layer0/layer.tar' decodes to ${digest(l0)}, but '${hex(config)}.json' says diff_ids[0] is ${digest(Buffer.from("not the layer"))}`);
+    expect(existsSync(join(dir, "lying-out.tar"))).toBe(false);
+  }, HANG_MS);
 });
