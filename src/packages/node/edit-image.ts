@@ -37,6 +37,7 @@ import { engine } from "../../engine/select.js";
 import type { ByteSource } from "../../engine/source.js";
 import { readExact, sliceSource } from "../../engine/source.js";
 import { copyRange } from "../../node/copy.js";
+import { fileError } from "../../node/errors.js";
 import { FileSource } from "../../node/file-source.js";
 import { withOutputs } from "../../node/output.js";
 import { createNamedTemporary, removeTemporary } from "../../process/temporaries.js";
@@ -734,14 +735,30 @@ export async function editImageLayout<P extends PlannedEdit>(path: string, outpu
     const writeReplacement = (root: string, r: Replacement) => {
       const to = join(root, r.name);
       const temp = `${to}.offload-kit-${process.pid}.tmp`;
-      if (r.bytes !== undefined) writeFileSync(temp, r.bytes);
-      else copyFileSync(r.file!, temp);
-      renameSync(temp, to);
+      try {
+        if (r.bytes !== undefined) writeFileSync(temp, r.bytes);
+        else copyFileSync(r.file!, temp);
+        renameSync(temp, to);
+      } catch (e) {
+        rmSync(temp, { force: true });
+        throw fileError(to, e);
+      }
     };
     if (output !== undefined && replacements.size > 0) {
       if (resolvePath(output) === resolvePath(path)) {
-        for (const r of replacements.values()) if (!top(r.name)) writeReplacement(path, r);
-        verifyLayout(path, replacements, (r) => !top(r.name));
+        // New blobs sit beside the old ones, unreferenced, until index.json names them: on a failure they go again.
+        const written: string[] = [];
+        try {
+          for (const r of replacements.values()) {
+            if (top(r.name)) continue;
+            written.push(join(path, r.name));
+            writeReplacement(path, r);
+          }
+          verifyLayout(path, replacements, (r) => !top(r.name));
+        } catch (e) {
+          for (const file of written) rmSync(file, { force: true });
+          throw e;
+        }
         for (const name of ["manifest.json", "index.json"]) {
           const r = replacements.get(name);
           if (r !== undefined) writeReplacement(path, r);
