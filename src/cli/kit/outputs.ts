@@ -16,6 +16,7 @@ import { OffloadKitError } from "../../engine/errors.js";
 import { namedDirectory } from "../../inspect/node/folders.js";
 import { editZipPackage, isZipFile } from "../../packages/node/edit-zip.js";
 import { editDebPackage, isDebFile } from "../../packages/node/edit-deb.js";
+import { editImageLayout, editImagePackage, isImageFile, isImageLayout } from "../../packages/node/edit-image.js";
 import type { ZipPackageEdit } from "../../packages/node/edit-zip.js";
 import type { ByteSource } from "../../engine/source.js";
 import { openNamedMember } from "../../packages/node/inputs.js";
@@ -235,15 +236,15 @@ export async function editZipPackages<P extends PlannedEdit>(
   destination: Destination,
   options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
 ): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
-  // .deb packages too (src/packages/node/edit-deb.ts).
-  const zips = files.filter((f) => !namedDirectory(f) && (isZipFile(f) || isDebFile(f)));
+  // .deb packages too (src/packages/node/edit-deb.ts), and image tarballs and OCI layout folders (edit-image.ts).
+  const zips = files.filter((f) => isImageLayout(f) || (!namedDirectory(f) && (isZipFile(f) || isDebFile(f) || isImageFile(f))));
   if (zips.length === 0) return { packages: [], rest: files };
   if (destination.kind === "output" && files.length > 1) {
     throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${files.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
   }
   const outputs = destinations(zips, destination);
   const packages: ZipPackageEdit<P>[] = [];
-  for (let i = 0; i < zips.length; i++) packages.push(await (isDebFile(zips[i]!) ? editDebPackage : editZipPackage)(zips[i]!, outputs[i], options));
+  for (let i = 0; i < zips.length; i++) packages.push(await (isImageLayout(zips[i]!) ? editImageLayout : isDebFile(zips[i]!) ? editDebPackage : isImageFile(zips[i]!) ? editImagePackage : editZipPackage)(zips[i]!, outputs[i], options));
   return { packages, rest: files.filter((f) => !zips.includes(f)) };
 }
 
@@ -304,7 +305,7 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
       dryRun,
       files: edits.map((e) => ({ ...editJson(e, trees), ...(e.planned === undefined || options.fileJson === undefined ? {} : options.fileJson(e.planned)) })),
       ...(trees.length === 0 ? {} : { folders: trees.map(treeJson) }),
-      ...(packages.length === 0 ? {} : { packages: packages.map((p) => ({ input: p.input, output: p.output ?? null, format: "zip", members: p.members, withDeviceCode: p.withDeviceCode, record: p.record ?? null, inputSize: p.inputSize, outputSize: p.outputSize, saved: p.inputSize - p.outputSize })) }),
+      ...(packages.length === 0 ? {} : { packages: packages.map((p) => ({ input: p.input, output: p.output ?? null, format: (p as { kind?: string }).kind ?? "zip", members: p.members, withDeviceCode: p.withDeviceCode, record: p.record ?? null, inputSize: p.inputSize, outputSize: p.outputSize, saved: p.inputSize - p.outputSize })) }),
       total,
       ...(byGpu === undefined ? {} : { droppedByGpu: byGpu }),
       warnings: options.warnings,

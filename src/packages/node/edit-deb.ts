@@ -124,7 +124,7 @@ function arHeader(header: Uint8Array, size: number, name: string): Uint8Array {
 }
 
 /** A tar header with its size field set to `size` (octal, or GNU base-256 from 8 GiB) and its checksum again. */
-function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
+export function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
   const out = block.slice();
   if (size < 8 ** 11) {
     const octal = size.toString(8).padStart(11, "0");
@@ -150,7 +150,7 @@ function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
 }
 
 /** The header's own size field (not a pax override): an edit must be able to set it. */
-function headerSize(block: Uint8Array): number {
+export function headerSize(block: Uint8Array): number {
   if ((block[124]! & 0x80) !== 0) {
     let value = 0;
     for (let i = 125; i < 136; i++) value = value * 256 + block[i]!;
@@ -164,7 +164,7 @@ function padding(size: number): number {
 }
 
 /** A compressor writing into a file: a program (xz, zstd) or node:zlib's gzip, fed with backpressure. */
-interface Encoder {
+export interface Encoder {
   write(bytes: Uint8Array): Promise<void>;
   end(): Promise<void>;
 }
@@ -208,7 +208,7 @@ function waitWritable(stream: NodeJS.WritableStream, bytes: Uint8Array, failed: 
 }
 
 /** An encoder for `method` (undefined: no compression) writing into the open file `fd`. */
-function openEncoder(method: Compression | undefined, fd: number): Encoder {
+export function openEncoder(method: Compression | undefined, fd: number): Encoder {
   if (method === undefined) return { write: async (b) => void writeSync(fd, b), end: async () => {} };
   const command = encoderCommand(method);
   if (command === undefined) {
@@ -269,7 +269,7 @@ function md5sumsPath(name: string): string {
   return name.replace(/^\.?\/+/, "").replace(/^\.\//, "");
 }
 
-interface EditedFile {
+export interface EditedFile {
   readonly path: string;
   readonly md5: string;
   readonly oldSize: number;
@@ -280,13 +280,14 @@ interface EditedFile {
  * The data tar, decoded and written again into `encoder` with the files holding device code edited.
  * Everything walkTar reads between two entries (padding, headers) is held in `pending` and passed on
  * when the next entry is known; an edited entry's last header is replaced and its old padding dropped.
+ * `visible` sees every entry (an image layer's whiteouts too) and says whether a file may be edited.
  */
-async function rewriteDataTar<P extends PlannedEdit>(
+export async function rewriteDataTar<P extends PlannedEdit>(
   reader: ChunkReader,
   encoder: Encoder,
   path: string,
   folder: string,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly visible?: (entry: TarEntry) => boolean },
   found: { names: number; edits: FileEdit<P>[]; files: EditedFile[]; entries: number },
 ): Promise<void> {
   let pending: Uint8Array[] = [];
@@ -313,7 +314,8 @@ async function rewriteDataTar<P extends PlannedEdit>(
   for await (const entry of walkTar(tap) as AsyncGenerator<TarEntry>) {
     found.entries++;
     const header = await flush(TAR_BLOCK);
-    if (entry.type !== "file" || entry.size === 0) {
+    const shown = options.visible?.(entry) ?? true;
+    if (entry.type !== "file" || entry.size === 0 || !shown) {
       await encoder.write(header);
       for await (const piece of reader.take(entry.size)) await encoder.write(piece);
       continue;
