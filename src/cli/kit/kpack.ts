@@ -55,18 +55,18 @@ export const kpack: Subcommand = {
   },
 };
 
-/** `offload-kit unkpack FILE... [--json]`: hosts `offload-kit kpack` split made fat binaries again, in place, from the archives installed beside them. */
+/** `offload-kit unkpack FILE... [--json]`: kpack'd hosts (split by `offload-kit kpack` or by rocm-kpack) made fat binaries again, in place, from the archives installed beside them. */
 export const unkpack: Subcommand = {
-  summary: "Make hosts split by 'offload-kit kpack' fat binaries again, in place, from the .kpack archives installed beside them: FILE...",
+  summary: "Make kpack'd hosts (offload-kit kpack's or rocm-kpack's) fat binaries again, in place, from the .kpack archives installed beside them: FILE...",
   spec: () => ({
     overview:
       "offload-kit unkpack: put back into each host binary the code objects its HIPK wrappers find in the installed\n" +
       ".kpack archives (every architecture there), as clang-offload-bundler bundles in .hip_fatbin with HIPF wrappers.\n" +
-      "Undoes 'offload-kit kpack'; rocm-kpack's own zero-paged output is refused for now.\n",
+      "Undoes 'offload-kit kpack' and rocm-kpack's split (its zero-paged .hip_fatbin is given its pages back).\n",
     options: [{ name: "files", kind: "string", list: true, positional: true, description: "<file>..." }, JSON_OPTION],
     version: VERSION_TEXT,
     epilogue: examplesHelp([
-      { command: "offload-kit unkpack split/bin/app", what: "Put the code objects its archives hold back into app's .hip_fatbin (a host 'offload-kit kpack' split)" },
+      { command: "offload-kit unkpack split/bin/app", what: "Put the code objects its archives hold back into app's .hip_fatbin" },
     ]),
   }),
   run(values, { name, io }) {
