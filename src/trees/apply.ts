@@ -9,6 +9,11 @@
  * `D/<name>` once complete, so `D/<name>` either does not exist or holds the whole mirror. Links are
  * recreated with the same target text and never written through. Inputs are only read.
  *
+ * A `.kpack` archive in a folder that prune leaves with no code object (every GPU it served dropped) is removed
+ * (in place: after every edit is in place; mirrored: not put in the mirror): the runtime, finding no archive
+ * for a dropped GPU, fails as it does for any GPU the tree was not built for, while an empty archive would only
+ * be skipped. Kpack'd hosts' markers name a pattern (`<group>_@GFXARCH@.kpack`), not files, so they stay valid.
+ *
  * A file with device code that no editor takes (a standalone code object, an ELF whose code is not in
  * `.hip_fatbin`) is left as it is, with a note: in a folder, prune edits what it can and says what it could not.
  */
@@ -52,6 +57,14 @@ export interface TreeOutcome {
   readonly linked: number;
   readonly copied: number;
   readonly unreadable: readonly { readonly path: string; readonly code: string; readonly message: string }[];
+  /** Files removed whole (or that would be, in a dry run): `.kpack` archives left with no code object. */
+  readonly removed: readonly string[];
+}
+
+/** A planned edit that leaves a `.kpack` archive with nothing: the file goes instead. */
+function removesWholeFile(planned: PlannedEdit | undefined): boolean {
+  const entries = (planned as { entries?: readonly { kept: boolean }[] } | undefined)?.entries;
+  return planned?.container === "kpack archive" && entries !== undefined && entries.length > 0 && entries.every((e) => !e.kept);
 }
 
 export interface PathsEdit<P extends PlannedEdit> {
@@ -120,11 +133,15 @@ function linkOrCopy(from: string, to: string, copy: boolean, mode: number): "lin
 }
 
 /** Fills the staged mirror with what editFiles did not write, sets folder modes, and renames it into place. */
-function finishMirror(tree: TreePlan, staging: string, edited: ReadonlySet<FileGroup>, copy: boolean): { linked: number; copied: number } {
+function finishMirror(tree: TreePlan, staging: string, edited: ReadonlySet<FileGroup>, copy: boolean, removed: ReadonlySet<FileGroup>): { linked: number; copied: number } {
   let linked = 0;
   let copied = 0;
   for (const group of tree.groups) {
     const [first, ...others] = group.names;
+    if (removed.has(group)) {
+      rmSync(mirrorPath(staging, first!.rel), { force: true });
+      continue;
+    }
     let base: string;
     if (edited.has(group)) base = mirrorPath(staging, first!.rel);
     else {
@@ -165,7 +182,7 @@ function rootMode(tree: TreePlan): number {
   }
 }
 
-function outcomeOf(tree: TreePlan, notEditable: TreeOutcome["notEditable"], counts: { linked: number; copied: number }): TreeOutcome {
+function outcomeOf(tree: TreePlan, notEditable: TreeOutcome["notEditable"], counts: { linked: number; copied: number }, removed: readonly string[]): TreeOutcome {
   const symlinks = tree.walk.entries.filter((e) => e.kind === "symlink");
   return {
     root: tree.walk.root,
@@ -181,6 +198,7 @@ function outcomeOf(tree: TreePlan, notEditable: TreeOutcome["notEditable"], coun
     linked: counts.linked,
     copied: counts.copied,
     unreadable: tree.walk.errors,
+    removed,
   };
 }
 
@@ -234,16 +252,23 @@ export function editPrepared<P extends PlannedEdit>(prepared: PreparedInputs, op
     });
     const outcomes = trees.map((tree, t) => {
       let counts = { linked: 0, copied: 0 };
+      const removed = new Set<FileGroup>();
+      edits.forEach((e, i) => {
+        if (treeOf[i] === t && removesWholeFile(e.planned)) removed.add(groupOf[i]!);
+      });
       const staging = stagingOf.get(t);
       if (staging !== undefined) {
         const edited = new Set<FileGroup>();
         edits.forEach((e, i) => {
           if (treeOf[i] === t && e.planned?.plan !== undefined) edited.add(groupOf[i]!);
         });
-        counts = finishMirror(tree, staging, edited, options.copy === true);
+        counts = finishMirror(tree, staging, edited, options.copy === true, removed);
         stagingOf.delete(t);
+      } else if (!options.dryRun && tree.mirror === undefined) {
+        // In place: every edit is in place (the emptied archive among them, valid on its own); now each name goes.
+        for (const group of removed) for (const n of group.names) rmSync(n.path, { force: true });
       }
-      return outcomeOf(tree, notEditable[t]!, counts);
+      return outcomeOf(tree, notEditable[t]!, counts, [...removed].map((g) => g.names[0]!.path));
     });
     return { edits, trees: outcomes };
   } finally {
