@@ -143,10 +143,10 @@ export function treeLine(tree: TreeOutcome, dryRun: boolean): string {
     ...(tree.hardLinked > 0 ? [`${plural(tree.hardLinked, "hard-linked file")} (edited once)`] : []),
     ...(tree.special.length > 0 ? [`${plural(tree.special.length, "special file")} skipped`] : []),
     ...(tree.unreadable.length > 0 ? [`${plural(tree.unreadable.length, "entry", "entries")} could not be read`] : []),
-    ...(tree.removed.length > 0 ? [`${plural(tree.removed.length, ".kpack archive")} left with no code object ${dryRun ? "would be removed" : "removed"}`] : []),
+    ...(tree.removed.length > 0 ? [`${plural(tree.removed.length, "file")} ${dryRun ? "would be removed" : "removed"} (all its code for dropped GPUs)`] : []),
   ];
   const mirror = tree.mirror === undefined || dryRun ? "" : ` -> ${tree.mirror} (${tree.linked} unchanged files hard-linked, ${tree.copied} copied)`;
-  const removed = tree.removed.map((path) => `  ${dryRun ? "would remove" : "removed"} ${path} (no code object left)\n`).join("");
+  const removed = tree.removed.map((r) => `  ${dryRun ? "would remove" : "removed"} ${r.path} (${r.reason})\n`).join("");
   return `${tree.root}: folder, ${parts.join(", ")}${mirror}\n${removed}`;
 }
 
