@@ -63,6 +63,10 @@ export function refillZeroPagedHost(input: Uint8Array, host: KpackHost): Uint8Ar
   let removed = Math.max(0, Math.floor(end / PAGE) * PAGE - alignedStart);
   if (removed > 0 && end % PAGE === 0) removed -= PAGE;
   const alignedOffset = fatbin.offset + (alignedStart - start);
+  // The cut comes back as zeros in memory: a header claiming more than any file we edit is refused, not allocated.
+  if (removed > 0x1_0000_0000 || alignedOffset > input.length || fatbin.offset + fatbin.size > input.length + removed) {
+    throw layoutError(`.hip_fatbin (${hex(fatbin.offset)}+${hex(fatbin.size)}) does not fit the ${input.length}-byte file with its ${removed} cut bytes back`, elf.shoff + fatbin.index * SHDR_SIZE + 24, "sh_offset");
+  }
   const loads = elf.programHeaders.map((p, i) => ({ p, i })).filter(({ p }) => p.type === PT_LOAD);
   const hole = loads.find(({ p }) => p.vaddr === alignedStart && p.filesz === 0 && p.vaddr + p.memsz === end);
   if (removed > 0 && (hole === undefined || hole.p.offset !== alignedOffset)) {

@@ -273,13 +273,16 @@ export function rocmKpackHost(input: Uint8Array, marker: Uint8Array): Uint8Array
     const v = elf.view();
     for (const s of elf.shdrs) {
       if (s.type !== SHT_RELA) continue;
+      if (s.offset + s.size > elf.length) throw refused(`relocation section at 0x${s.offset.toString(16)} runs past the end of the file`);
       const step = s.entsize || 24;
-      for (let at = s.offset; at < s.offset + s.size; at += step) if (Number(v.getBigUint64(at, true)) === vaddr) return at;
+      if (step < 24) throw refused(`relocation section at 0x${s.offset.toString(16)} has entries of ${step} bytes`);
+      for (let at = s.offset; at + 24 <= s.offset + s.size; at += step) if (Number(v.getBigUint64(at, true)) === vaddr) return at;
     }
     return undefined;
   };
   const wrappers = segment.size / WRAPPER_SIZE;
   const segmentOffset = elf.vaddrToOffset(segment.addr);
+  if (segmentOffset + segment.size > elf.length) throw refused(".hipFatBinSegment runs past the end of the file");
   for (let i = 0; i < wrappers; i++) {
     const field = segment.addr + i * WRAPPER_SIZE + 8;
     const rela = elf.type === ET_DYN ? relaAt(field) : undefined;
@@ -303,7 +306,7 @@ export function rocmKpackHost(input: Uint8Array, marker: Uint8Array): Uint8Array
     const v = elf.view();
     for (const s of elf.shdrs) {
       if (s.type !== SHT_RELA) continue;
-      for (let at = s.offset; at < s.offset + s.size; at += s.entsize || 24) {
+      for (let at = s.offset; at + 24 <= s.offset + s.size; at += Math.max(24, s.entsize)) {
         const target = Number(v.getBigInt64(at + 16, true));
         if (v.getUint32(at + 8, true) === relative && target >= fatbin.addr && target < fatbin.addr + fatbin.size) {
           throw refused(`a relocation at 0x${Number(v.getBigUint64(at, true)).toString(16)} still points into .hip_fatbin`);

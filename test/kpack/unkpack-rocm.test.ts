@@ -82,3 +82,49 @@ describe.runIf(standinTools())("unkpack of rocm-kpack's split", () => {
     expect((await kit("check", "--gpu=gfx90a", "t/split/lib/librdc.so")).code).toBe(1);
   });
 });
+
+describe("refilling a damaged rocm-kpack host", () => {
+  it("throws only typed errors for mutated headers, and what it returns opens again", async () => {
+    const { OffloadKitError } = await import("../../src/engine/errors.js");
+    const { openLinkedElf } = await import("../../src/elf-edit/elf64.js");
+    const { refillZeroPagedHost } = await import("../../src/kpack/refill.js");
+    let seed = 25;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    let refused = 0;
+    let accepted = 0;
+    for (const file of ["lib/liba.so", "lib/libccob.so", "bin/pie"]) {
+      const input = new Uint8Array(readFileSync(join(FIXTURES, "split", file)));
+      const view = new DataView(input.buffer);
+      const phoff = Number(view.getBigUint64(32, true));
+      const shoff = Number(view.getBigUint64(40, true));
+      const phnum = view.getUint16(56, true);
+      const shnum = view.getUint16(60, true);
+      for (let i = 0; i < 150; i++) {
+        const bytes = input.slice();
+        // One to three bytes of the program or section header tables (offsets, sizes, types) changed.
+        for (let n = 1 + (next() % 3); n > 0; n--) {
+          const at = next() % 2 === 0 ? phoff + (next() % (phnum * 56)) : shoff + (next() % (shnum * 64));
+          bytes[at] = next() % 256;
+        }
+        let host;
+        try {
+          host = readKpackHost(bytesSource(bytes));
+        } catch (e) {
+          expect(e).toBeInstanceOf(OffloadKitError);
+          continue;
+        }
+        if (host === undefined) continue;
+        try {
+          const out = refillZeroPagedHost(bytes, host);
+          openLinkedElf(bytesSource(out));
+          accepted++;
+        } catch (e) {
+          expect(e, String(e)).toBeInstanceOf(OffloadKitError);
+          refused++;
+        }
+      }
+    }
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+});
