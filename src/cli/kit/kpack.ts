@@ -18,7 +18,8 @@ export const kpack: Subcommand = {
     overview:
       "offload-kit kpack: move the code objects of every HIP host binary under ROOT into per-architecture .kpack\n" +
       "archives in ROOT/.kpack, as ROCm's rocm-kpack split does; each host is rewritten in place (HIPK wrappers\n" +
-      "pointing at a marker naming ../.kpack/GROUP_@GFXARCH@.kpack) so the ROCm runtime loads them from there.\n",
+      "pointing at a .rocm_kpack_ref marker naming ../.kpack/GROUP_@GFXARCH@.kpack, .hip_fatbin zero-paged: byte for\n" +
+      "byte what rocm-kpack writes) so the ROCm runtime loads them from there.\n",
     options: [
       { name: "root", kind: "string", positional: true, description: "<root>" },
       { name: "group", kind: "string", valueName: "name", description: "Archive group name (rocm-kpack's artifact prefix): ROOT/.kpack/<name>_<arch>.kpack", category: KIT_CATEGORY },
