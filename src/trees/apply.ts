@@ -9,13 +9,19 @@
  * `D/<name>` once complete, so `D/<name>` either does not exist or holds the whole mirror. Links are
  * recreated with the same target text and never written through. Inputs are only read.
  *
+ * A `.kpack` archive in a folder that prune leaves with no code object (every GPU it served dropped) is removed
+ * (in place: after every edit is in place; mirrored: not put in the mirror): the runtime, finding no archive
+ * for a dropped GPU, fails as it does for any GPU the tree was not built for, while an empty archive would only
+ * be skipped. Kpack'd hosts' markers name a pattern (`<group>_@GFXARCH@.kpack`), not files, so they stay valid.
+ *
  * A file with device code that no editor takes (a standalone code object, an ELF whose code is not in
  * `.hip_fatbin`) is left as it is, with a note: in a folder, prune edits what it can and says what it could not.
  */
-import { chmodSync, copyFileSync, linkSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Codecs } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
+import { AMDGPU_CODE_OBJECT_HEADER_SIZE, codeObjectEntryId, isAmdgpuCodeObject, parseAmdgpuCodeObject } from "../formats/amdgpu-code-object.js";
 import type { ByteSource } from "../engine/source.js";
 import { fileError } from "../node/errors.js";
 import { editFiles } from "../prune/node.js";
@@ -52,6 +58,58 @@ export interface TreeOutcome {
   readonly linked: number;
   readonly copied: number;
   readonly unreadable: readonly { readonly path: string; readonly code: string; readonly message: string }[];
+  /**
+   * Files removed whole (or that would be, in a dry run), and why: `.kpack` archives left with no code object;
+   * with `removeFiles`, standalone code objects and per-architecture library files for dropped GPUs.
+   */
+  readonly removed: readonly { readonly path: string; readonly reason: string }[];
+}
+
+/** A planned edit that leaves a `.kpack` archive with nothing: the file goes instead. */
+function removesWholeFile(planned: PlannedEdit | undefined): boolean {
+  const entries = (planned as { entries?: readonly { kept: boolean }[] } | undefined)?.entries;
+  return planned?.container === "kpack archive" && entries !== undefined && entries.length > 0 && entries.every((e) => !e.kept);
+}
+
+/**
+ * rocBLAS/hipBLASLt per-architecture library files that are not code objects themselves (Tensile's
+ * `TensileLibrary_lazy_gfx90a.dat`, `..._gfx942.yaml`): the architecture is the last `_gfxNNN` of the name, with
+ * Tensile's `-xnack-`/`-sramecc+` spelling of features. Code objects (`.co`, `.hsaco`) are judged by their header.
+ */
+const PER_ARCH_FILE = /[_-](gfx[0-9a-f]+)((?:[-:](?:xnack|sramecc)[+-])*)\.(?:dat|yaml)$/;
+
+function perArchTarget(name: string): string | undefined {
+  const m = PER_ARCH_FILE.exec(name);
+  if (m === null) return undefined;
+  const features = (m[2] ?? "").replace(/-(xnack|sramecc)/g, ":$1");
+  return `hipv4-amdgcn-amd-amdhsa--${m[1]}${features}`;
+}
+
+/** Why `file` goes under `--remove-files` (its code is for dropped GPUs only), or undefined to keep it. */
+function removableFile(file: FileGroup["names"][number], dropped: (entryId: string) => boolean): string | undefined {
+  let head: Uint8Array;
+  try {
+    const fd = openSync(file.path, "r");
+    try {
+      head = new Uint8Array(AMDGPU_CODE_OBJECT_HEADER_SIZE);
+      head = head.subarray(0, readSync(fd, head, 0, head.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (isAmdgpuCodeObject(head)) {
+    let id: string | undefined;
+    try {
+      id = codeObjectEntryId(parseAmdgpuCodeObject(head));
+    } catch {
+      return undefined;
+    }
+    return id !== undefined && dropped(id) ? `standalone code object for ${id.slice(id.indexOf("--") + 2)}` : undefined;
+  }
+  const id = perArchTarget(file.path.slice(file.path.lastIndexOf("/") + 1));
+  return id !== undefined && dropped(id) ? `per-architecture library file for ${id.slice(id.indexOf("--") + 2)}` : undefined;
 }
 
 export interface PathsEdit<P extends PlannedEdit> {
@@ -69,6 +127,11 @@ export interface ApplyOptions<P extends PlannedEdit> {
   readonly dryRun: boolean;
   /** Package members named `pkg!member`, opened by the caller (src/packages/node/inputs.ts openNamedMember). */
   readonly opened?: OpenedInputs;
+  /**
+   * `prune --remove-files`: in folders, remove standalone code objects and per-architecture library files whose
+   * entry ID this says is dropped (the function gets a bundle entry ID such as `hipv4-amdgcn-amd-amdhsa--gfx906`).
+   */
+  readonly removeFiles?: (entryId: string) => boolean;
 }
 
 let stagings = 0;
@@ -120,11 +183,15 @@ function linkOrCopy(from: string, to: string, copy: boolean, mode: number): "lin
 }
 
 /** Fills the staged mirror with what editFiles did not write, sets folder modes, and renames it into place. */
-function finishMirror(tree: TreePlan, staging: string, edited: ReadonlySet<FileGroup>, copy: boolean): { linked: number; copied: number } {
+function finishMirror(tree: TreePlan, staging: string, edited: ReadonlySet<FileGroup>, copy: boolean, removed: ReadonlySet<FileGroup>): { linked: number; copied: number } {
   let linked = 0;
   let copied = 0;
   for (const group of tree.groups) {
     const [first, ...others] = group.names;
+    if (removed.has(group)) {
+      rmSync(mirrorPath(staging, first!.rel), { force: true });
+      continue;
+    }
     let base: string;
     if (edited.has(group)) base = mirrorPath(staging, first!.rel);
     else {
@@ -165,7 +232,7 @@ function rootMode(tree: TreePlan): number {
   }
 }
 
-function outcomeOf(tree: TreePlan, notEditable: TreeOutcome["notEditable"], counts: { linked: number; copied: number }): TreeOutcome {
+function outcomeOf(tree: TreePlan, notEditable: TreeOutcome["notEditable"], counts: { linked: number; copied: number }, removed: TreeOutcome["removed"]): TreeOutcome {
   const symlinks = tree.walk.entries.filter((e) => e.kind === "symlink");
   return {
     root: tree.walk.root,
@@ -181,6 +248,7 @@ function outcomeOf(tree: TreePlan, notEditable: TreeOutcome["notEditable"], coun
     linked: counts.linked,
     copied: counts.copied,
     unreadable: tree.walk.errors,
+    removed,
   };
 }
 
@@ -234,16 +302,34 @@ export function editPrepared<P extends PlannedEdit>(prepared: PreparedInputs, op
     });
     const outcomes = trees.map((tree, t) => {
       let counts = { linked: 0, copied: 0 };
+      const removed = new Map<FileGroup, string>();
+      edits.forEach((e, i) => {
+        if (treeOf[i] === t && removesWholeFile(e.planned)) removed.set(groupOf[i]!, "no code object left");
+      });
+      const dropped = options.removeFiles;
+      if (dropped !== undefined) {
+        for (const group of tree.groups) {
+          if (removed.has(group)) continue;
+          // A file an edit changed (a fat binary pruned) is never removed: only files whose whole content is for dropped GPUs.
+          const changed = edits.some((e, i) => treeOf[i] === t && groupOf[i] === group && e.planned?.plan !== undefined);
+          if (changed) continue;
+          const why = removableFile(group.names[0]!, dropped);
+          if (why !== undefined) removed.set(group, why);
+        }
+      }
       const staging = stagingOf.get(t);
       if (staging !== undefined) {
         const edited = new Set<FileGroup>();
         edits.forEach((e, i) => {
           if (treeOf[i] === t && e.planned?.plan !== undefined) edited.add(groupOf[i]!);
         });
-        counts = finishMirror(tree, staging, edited, options.copy === true);
+        counts = finishMirror(tree, staging, edited, options.copy === true, new Set(removed.keys()));
         stagingOf.delete(t);
+      } else if (!options.dryRun && tree.mirror === undefined) {
+        // In place: every edit is in place (the emptied archive among them, valid on its own); now each name goes.
+        for (const group of removed.keys()) for (const n of group.names) rmSync(n.path, { force: true });
       }
-      return outcomeOf(tree, notEditable[t]!, counts);
+      return outcomeOf(tree, notEditable[t]!, counts, [...removed].map(([g, reason]) => ({ path: g.names[0]!.path, reason })));
     });
     return { edits, trees: outcomes };
   } finally {

@@ -1,6 +1,6 @@
 // prune of rocm-kpack archives (test/fixtures/kpack): dropped GPUs' code objects leave, the rest stay byte for
 // byte (zstd frames not re-encoded), gfx_arches follows, and the host then fails check for the dropped GPU only.
-import { cpSync, readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
@@ -44,5 +44,32 @@ describe("prune of .kpack archives", () => {
     expect(readFileSync(join(dir, "tree/stage/.kpack/test_lib_gfx90a.kpack")).equals(readFileSync(join(FIXTURES, "kpack/tree/stage/.kpack/test_lib_gfx90a.kpack")))).toBe(true);
     expect((await kit("check", "--gpu=gfx906", "tree/stage/bin/app")).code).toBe(1);
     expect((await kit("check", "--gpu=gfx90a:sramecc+", "tree/stage/bin/app")).code).toBe(0);
+  });
+
+  it("a folder: archives left with nothing go whole, the rest lose the dropped GPUs' entries, the hosts stay valid", async () => {
+    for (const how of ["in-place", "out-dir", "dry-run"]) {
+      cpSync(join(FIXTURES, "kpack/tree"), join(dir, how), { recursive: true });
+      const flag = how === "out-dir" ? "--out-dir=mirror" : `--${how}`;
+      if (how === "out-dir") mkdirSync(join(dir, "mirror"));
+      const run = await kit("prune", "--keep=gfx90a", "--keep=gfx1100", flag, `${how}/stage`);
+      expect(run.code, run.stderr).toBe(0);
+      const out = run.stdout.toString();
+      const stage = how === "out-dir" ? "mirror/stage" : `${how}/stage`;
+      const listing = readdirSync(join(dir, stage, ".kpack")).sort();
+      if (how === "dry-run") {
+        expect(out).toContain(`would remove ${how}/stage/.kpack/test_lib_gfx906.kpack (no code object left)`);
+        expect(listing).toHaveLength(4);
+        continue;
+      }
+      expect(out).toContain(`removed ${how}/stage/.kpack/test_lib_gfx906.kpack (no code object left)`);
+      expect(out).toContain("1 file removed (all its code for dropped GPUs)");
+      expect(listing).toEqual(["test_lib_gfx1100.kpack", "test_lib_gfx90a.kpack", "test_lib_gfx90a:xnack-.kpack"]);
+      for (const name of listing) expect(readFileSync(join(dir, stage, ".kpack", name)).equals(readFileSync(join(FIXTURES, "kpack/tree/stage/.kpack", name))), name).toBe(true);
+      // The hosts are as they were; the kept GPUs still find their code objects, the dropped one none.
+      expect(readFileSync(join(dir, stage, "bin/app")).equals(readFileSync(join(FIXTURES, "kpack/tree/stage/bin/app")))).toBe(true);
+      expect((await kit("check", "--gpu=gfx90a:sramecc+", `${stage}/bin/app`)).code).toBe(0);
+      expect((await kit("check", "--gpu=gfx1100", `${stage}/lib/libk.so`)).code).toBe(0);
+      expect((await kit("check", "--gpu=gfx906", `${stage}/bin/app`)).code).toBe(1);
+    }
   });
 });

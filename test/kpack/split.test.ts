@@ -39,6 +39,8 @@ describe("offload-kit kpack", () => {
     }
     const app = join(dir, "plain/stage/bin/app");
     expect(statSync(app).size).toBeLessThan(statSync(join(FIXTURES, "hosts/app")).size);
+    // The host too: rocm-kpack's layout (.rocm_kpack_ref in its own PT_LOAD, .hip_fatbin zero-paged), byte for byte.
+    expect(readFileSync(app).equals(readFileSync(join(FIXTURES, "kpack/tree/stage/bin/app")))).toBe(true);
     const host = readKpackHost(bytesSource(new Uint8Array(readFileSync(app))))!;
     expect(host.hipfWrappers).toBe(0);
     expect(host.wrappers.map(kpackKey)).toEqual(["stage/bin/app#0", "stage/bin/app#1", "stage/bin/app#2"]);
@@ -84,11 +86,41 @@ describe("offload-kit kpack", () => {
       expect(createHash("sha256").update(readFileSync(join(dir, "undo-out", name))).digest("hex"), name).toBe(expected.get(name.substring(4)));
     }
     if (process.platform === "linux" && process.arch === "x64") expect(spawnSync(join(dir, "undo/stage/bin/app"), [], { timeout: HANG_MS }).status).toBe(0);
-    // rocm-kpack's zero-paged layout is refused, naming why.
+    // rocm-kpack's own split of the same app (its zero-paged layout) comes back to the same entries.
     cpSync(join(FIXTURES, "kpack/tree"), join(dir, "rk"), { recursive: true });
-    const refused = await kit("unkpack", "rk/stage/bin/app");
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("zero-paged .hip_fatbin cannot be refilled yet");
+    const rk = await kit("unkpack", "rk/stage/bin/app");
+    expect(rk.code, rk.stderr).toBe(0);
+    expect((await kit("extract", "--out-dir=rk-out", "rk/stage/bin/app")).code).toBe(0);
+    expect(readdirSync(join(dir, "rk-out")).sort()).toEqual(names);
+    for (const name of names) {
+      expect(createHash("sha256").update(readFileSync(join(dir, "rk-out", name))).digest("hex"), name).toBe(expected.get(name.substring(4)));
+    }
+    if (process.platform === "linux" && process.arch === "x64") expect(spawnSync(join(dir, "rk/stage/bin/app"), [], { timeout: HANG_MS }).status).toBe(0);
+  });
+
+  it("libraries (a CCOB among them, -fgpu-rdc) and a PIE: every host byte for byte rocm-kpack's, the archives but for -fgpu-rdc's second wrapper", async () => {
+    cpSync(join(FIXTURES, "kpack/standin/orig"), join(dir, "standin"), { recursive: true });
+    const run = await kit("kpack", "standin", "--group=standin", "--prefix=stage");
+    expect(run.code, run.stderr).toBe(0);
+    const rocm = join(FIXTURES, "kpack/standin/split");
+    for (const file of ["lib/liba.so", "lib/libccob.so", "lib/librdc.so", "bin/pie"]) {
+      expect(readFileSync(join(dir, "standin", file)).equals(readFileSync(join(rocm, file))), file).toBe(true);
+    }
+    const entries = (path: string) => {
+      const bytes = new Uint8Array(readFileSync(path));
+      const archive = readKpackArchive(bytesSource(bytes));
+      return new Map(archive.entries.map((e) => [e.key, createHash("sha256").update(bytes.subarray(e.offset, e.offset + e.size)).digest("hex")]));
+    };
+    for (const arch of ["gfx906", "gfx90a", "gfx1100"]) {
+      const ours = entries(join(dir, `standin/.kpack/standin_${arch}.kpack`));
+      const theirs = entries(join(rocm, `.kpack/standin_${arch}.kpack`));
+      // rocm-kpack numbers code objects by fat binary; the runtime looks them up by wrapper. librdc.so's two
+      // wrappers share one fat binary: rocm-kpack files it once (#0), we file it for each wrapper.
+      expect([...ours.keys()].sort()).toEqual([...theirs.keys(), "stage/lib/librdc.so#1"].sort());
+      for (const [key, hash] of theirs) expect(ours.get(key), `${arch} ${key}`).toBe(hash);
+      expect(ours.get("stage/lib/librdc.so#1")).toBe(theirs.get("stage/lib/librdc.so#0"));
+    }
+    expect((await kit("check", "--gpu=gfx90a", "standin/lib/librdc.so")).code).toBe(0);
   });
 
   it("a second run adds to the group's archives and leaves kpack'd hosts alone", async () => {

@@ -72,6 +72,7 @@ function fatBinaryWhy(f: CheckedFatBinary, gpu: GpuConfig): string {
   const ids = [...new Set(f.entries.filter((e) => e.verdict.verdict !== "host").map((e) => byteStringToUnicode(e.id)))];
   if (f.judgement.ok) return f.judgement.deviceEntries === 0 ? "host code only" : `${f.loadable > 0 ? f.loadable : describeCases(f.judgement.cases)} loadable`;
   const cases = f.judgement.unstated.length === 0 ? "" : ` (${describeCases(f.judgement.cases)})`;
+  if (ids.length === 0) return `nothing ${gpu.input} can load: no code object found for its kpack key (the runtime stops with "kernel not found")`;
   return `nothing ${gpu.input} can load${cases}: hipErrorNoBinaryForGpu when it is registered; it holds ${ids.join(", ")}`;
 }
 

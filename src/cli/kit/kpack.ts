@@ -18,7 +18,8 @@ export const kpack: Subcommand = {
     overview:
       "offload-kit kpack: move the code objects of every HIP host binary under ROOT into per-architecture .kpack\n" +
       "archives in ROOT/.kpack, as ROCm's rocm-kpack split does; each host is rewritten in place (HIPK wrappers\n" +
-      "pointing at a marker naming ../.kpack/GROUP_@GFXARCH@.kpack) so the ROCm runtime loads them from there.\n",
+      "pointing at a .rocm_kpack_ref marker naming ../.kpack/GROUP_@GFXARCH@.kpack, .hip_fatbin zero-paged: byte for\n" +
+      "byte what rocm-kpack writes) so the ROCm runtime loads them from there.\n",
     options: [
       { name: "root", kind: "string", positional: true, description: "<root>" },
       { name: "group", kind: "string", valueName: "name", description: "Archive group name (rocm-kpack's artifact prefix): ROOT/.kpack/<name>_<arch>.kpack", category: KIT_CATEGORY },
@@ -55,18 +56,18 @@ export const kpack: Subcommand = {
   },
 };
 
-/** `offload-kit unkpack FILE... [--json]`: hosts `offload-kit kpack` split made fat binaries again, in place, from the archives installed beside them. */
+/** `offload-kit unkpack FILE... [--json]`: kpack'd hosts (split by `offload-kit kpack` or by rocm-kpack) made fat binaries again, in place, from the archives installed beside them. */
 export const unkpack: Subcommand = {
-  summary: "Make hosts split by 'offload-kit kpack' fat binaries again, in place, from the .kpack archives installed beside them: FILE...",
+  summary: "Make kpack'd hosts (offload-kit kpack's or rocm-kpack's) fat binaries again, in place, from the .kpack archives installed beside them: FILE...",
   spec: () => ({
     overview:
       "offload-kit unkpack: put back into each host binary the code objects its HIPK wrappers find in the installed\n" +
       ".kpack archives (every architecture there), as clang-offload-bundler bundles in .hip_fatbin with HIPF wrappers.\n" +
-      "Undoes 'offload-kit kpack'; rocm-kpack's own zero-paged output is refused for now.\n",
+      "Undoes 'offload-kit kpack' and rocm-kpack's split (its zero-paged .hip_fatbin is given its pages back).\n",
     options: [{ name: "files", kind: "string", list: true, positional: true, description: "<file>..." }, JSON_OPTION],
     version: VERSION_TEXT,
     epilogue: examplesHelp([
-      { command: "offload-kit unkpack split/bin/app", what: "Put the code objects its archives hold back into app's .hip_fatbin (a host 'offload-kit kpack' split)" },
+      { command: "offload-kit unkpack split/bin/app", what: "Put the code objects its archives hold back into app's .hip_fatbin" },
     ]),
   }),
   run(values, { name, io }) {

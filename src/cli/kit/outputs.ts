@@ -144,9 +144,11 @@ export function treeLine(tree: TreeOutcome, dryRun: boolean): string {
     ...(tree.hardLinked > 0 ? [`${plural(tree.hardLinked, "hard-linked file")} (edited once)`] : []),
     ...(tree.special.length > 0 ? [`${plural(tree.special.length, "special file")} skipped`] : []),
     ...(tree.unreadable.length > 0 ? [`${plural(tree.unreadable.length, "entry", "entries")} could not be read`] : []),
+    ...(tree.removed.length > 0 ? [`${plural(tree.removed.length, "file")} ${dryRun ? "would be removed" : "removed"} (all its code for dropped GPUs)`] : []),
   ];
   const mirror = tree.mirror === undefined || dryRun ? "" : ` -> ${tree.mirror} (${tree.linked} unchanged files hard-linked, ${tree.copied} copied)`;
-  return `${tree.root}: folder, ${parts.join(", ")}${mirror}\n`;
+  const removed = tree.removed.map((r) => `  ${dryRun ? "would remove" : "removed"} ${r.path} (${r.reason})\n`).join("");
+  return `${tree.root}: folder, ${parts.join(", ")}${mirror}\n${removed}`;
 }
 
 /** The closing lines: one total, and for prune the code dropped per GPU. */

@@ -10,6 +10,7 @@ import { OffloadKitError } from "../../engine/errors.js";
 import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
 import type { PlannedPrune, Selection } from "../../prune/index.js";
 import type { FileEdit } from "../../prune/node.js";
+import { decideEntry } from "../../prune/select.js";
 import { editPrepared } from "../../trees/apply.js";
 import { prepareInputs } from "../../trees/plan.js";
 import { flagValue, listValue } from "../args.js";
@@ -51,6 +52,7 @@ export const prune: Subcommand = {
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
       { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
+      { name: "remove-files", kind: "flag", description: "In folders: also remove standalone code objects (.hsaco, Tensile .co) and per-arch library files (TensileLibrary_*_gfxN.dat) for dropped GPUs, listing each", category },
       { name: "drop-ptx", kind: "flag", description: "NVIDIA fatbins: drop the PTX the listed GPUs could JIT-compile too (kept by default)", category },
       LEVEL_OPTION("Re-encode compressed bundles at this level (default: the level they were written at)"),
       JSON_OPTION,
@@ -101,7 +103,10 @@ export const prune: Subcommand = {
       const members = await openMembers(zipped.rest);
       try {
         const prepared = prepareInputs(zipped.rest, destination);
-        const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, opened: members.opened, plan, check });
+        const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, {
+          codecs, dryRun, copy: options.copy, opened: members.opened, plan, check,
+          ...(flagValue(values, "remove-files") ? { removeFiles: (id: string) => !decideEntry(selection, id).keep } : {}),
+        });
         return printEditReport(io, name, result, {
           ...options, warnings, notes, byGpu: true,
           head: {

@@ -193,10 +193,18 @@ export function fatBinariesOf(location: Location, entries: readonly CheckedEntry
       ...(bundle.member !== undefined ? { member: bundle.member } : {}),
       ...(origin !== undefined ? { origin } : {}),
       loadable: mine.filter((e) => e.verdict.verdict === "loadable").length,
-      judgement: judgeFatBinary(mine.map((e) => e.verdict)),
+      judgement: kpackMiss(bundle, mine.length, judgeFatBinary(mine.map((e) => e.verdict))),
       entries: mine,
     };
   });
+}
+
+/**
+ * A kpack'd host's HIPK wrapper for which no archive holds a code object is not "host code only": the runtime
+ * registers it and stops with "kernel not found" (rocm-kpack's -fgpu-rdc split leaves such a wrapper).
+ */
+function kpackMiss(bundle: { readonly format: string }, entries: number, judgement: FatBinaryJudgement): FatBinaryJudgement {
+  return bundle.format === "kpack" && entries === 0 ? { ...judgement, ok: false } : judgement;
 }
 
 /** Whether a file passes: device code that loads under every setting, and no fat binary without any. */

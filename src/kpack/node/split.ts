@@ -6,11 +6,8 @@
  * becomes a kpack'd binary the runtime reads: each wrapper HIPK, its index at +16, its pointer at a marker
  * (`{"kpack_search_paths": ["<up>/.kpack/<group>_@GFXARCH@.kpack"], "kernel_name": ...}`).
  *
- * How the host is edited differs from rocm-kpack's (which adds a `.rocm_kpack_ref` section in a PT_LOAD of its own
- * and zero-pages `.hip_fatbin`): the project's `.hip_fatbin` rewrite (src/elf-edit/rewrite.ts, the one `prune`
- * uses, so the same layout rules and the same freed pages) replaces each fat binary with a header-only bundle
- * (magic, 0 entries: 32 bytes) followed by the marker, and the wrapper's pointer is then moved 32 bytes on, to the
- * marker. The runtime only follows the pointer; `ls` of the output reads it back as rocm-kpack's.
+ * The host is edited as rocm-kpack edits it (src/kpack/rocm-layout.ts, byte for byte): the marker in a
+ * `.rocm_kpack_ref` section with a PT_LOAD of its own, `.hip_fatbin` zero-paged, the wrappers HIPK.
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
@@ -19,16 +16,15 @@ import { withCcobPrefetch } from "../../compress/node/decompress.js";
 import { nodeCodecs } from "../../compress/node/codecs.js";
 import { OffloadKitError, isOffloadKitError } from "../../engine/errors.js";
 import { bytesSource, readExact } from "../../engine/source.js";
-import { EM_AARCH64, SHF_ALLOC, SHT_RELA, openLinkedElf } from "../../elf-edit/elf64.js";
+import { openLinkedElf } from "../../elf-edit/elf64.js";
 import { readHipFatbinLayout } from "../../elf-edit/hip-fatbin.js";
-import { planHipFatbinRewrite, writeRewrite } from "../../elf-edit/rewrite.js";
-import { BUNDLE_MAGIC_BYTES } from "../../formats/bundle.js";
 import { readKpackArchive, readKpackEntry, writeKpackArchive } from "../../formats/kpack.js";
 import type { KpackCompression, KpackWriteEntry } from "../../formats/kpack.js";
 import { writeKpackMarker } from "../../formats/kpack-marker.js";
 import { locate } from "../../inspect/locate.js";
 import { withFile } from "../../node/file-source.js";
-import { HIPK_MAGIC, readKpackHost } from "../host.js";
+import { readKpackHost } from "../host.js";
+import { rocmKpackHost } from "../rocm-layout.js";
 import { GFXARCH_PLACEHOLDER } from "../targets.js";
 
 export interface KpackSplitOptions {
@@ -50,10 +46,6 @@ export interface KpackSplitResult {
   readonly skipped: readonly { readonly path: string; readonly reason: string }[];
 }
 
-/** Bytes a header-only bundle takes before the marker: magic (24) and entry count (8). */
-const EMPTY_BUNDLE_SIZE = 32;
-const R_X86_64_RELATIVE = 8;
-const R_AARCH64_RELATIVE = 1027;
 
 /** `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-` -> `gfx90a:xnack-` (rocm-kpack's extract_architecture_from_target); host entries give "". */
 export function archOfEntryId(id: string): string {
@@ -127,45 +119,8 @@ function splitBinary(path: string, kernelName: string, searchPath: string, prefi
       entries.push({ key: `${kernelName}#${index}`, arch: archOfEntryId(id), data, metadata: { target: id, ...(prefix !== undefined ? { source_prefix: prefix } : {}) } });
     }
   });
-  const marker = writeKpackMarker({ kernelName, searchPaths: [searchPath] });
-  const replacement = new Uint8Array(EMPTY_BUNDLE_SIZE + marker.length);
-  replacement.set(BUNDLE_MAGIC_BYTES, 0);
-  replacement.set(marker, EMPTY_BUNDLE_SIZE);
-  const plan = planHipFatbinRewrite(layout, { bundles: () => bytesSource(replacement) });
-  const output = new Uint8Array(plan.outputSize);
-  let at = 0;
-  writeRewrite(plan, { write: (bytes) => { output.set(bytes, at); at += bytes.length; } });
-  pointWrappersAtMarkers(output, plan.bundles.map((b) => b.newAddress));
+  const output = rocmKpackHost(new Uint8Array(input.buffer, input.byteOffset, input.length), writeKpackMarker({ kernelName, searchPaths: [searchPath] }));
   return { entries, output, wrappers: layout.wrappers.length };
-}
-
-/**
- * In the rewritten file: every wrapper HIPK, its index at +16, its pointer (the RELATIVE addend, and the field
- * itself where it holds the address) moved from its header-only bundle to the marker after it.
- */
-function pointWrappersAtMarkers(output: Uint8Array, bundleAddresses: readonly number[]): void {
-  const elf = openLinkedElf(bytesSource(output));
-  const segment = elf.sections.find((s) => s.name === ".hipFatBinSegment")!;
-  const view = new DataView(output.buffer, output.byteOffset, output.byteLength);
-  const starts = new Set(bundleAddresses);
-  const relative = elf.machine === EM_AARCH64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE;
-  const fields = new Map<number, number>();
-  for (let at = 0; at + 24 <= segment.size; at += 24) fields.set(segment.addr + at + 8, segment.offset + at);
-  for (const section of elf.sections) {
-    if ((section.flags & SHF_ALLOC) === 0 || section.type !== SHT_RELA) continue;
-    for (let at = section.offset; at + 24 <= section.offset + section.size; at += 24) {
-      if (!fields.has(Number(view.getBigUint64(at, true))) || view.getUint32(at + 8, true) !== relative) continue;
-      const addend = Number(view.getBigInt64(at + 16, true));
-      if (starts.has(addend)) view.setBigInt64(at + 16, BigInt(addend + EMPTY_BUNDLE_SIZE), true);
-    }
-  }
-  let index = 0;
-  for (const wrapperAt of fields.values()) {
-    view.setUint32(wrapperAt, HIPK_MAGIC, true);
-    const stored = Number(view.getBigUint64(wrapperAt + 8, true));
-    if (starts.has(stored)) view.setBigUint64(wrapperAt + 8, BigInt(stored + EMPTY_BUNDLE_SIZE), true);
-    view.setBigUint64(wrapperAt + 16, BigInt(index++), true);
-  }
 }
 
 /** Splits every HIP host under `options.root`, writing archives to `<root>/.kpack/` and each host in place. */

@@ -5,8 +5,9 @@
  * its key has in the installed archives, with the empty host entry clang writes, payloads at 4096 as the HIP
  * driver asks the bundler for. The HIP runtime then registers the original entries.
  *
- * rocm-kpack's own output (its `.hip_fatbin` zero-paged into NOBITS, the marker in a PT_LOAD of its own) is
- * refused: putting device code back there needs a new mapping for `.hip_fatbin`, not done yet.
+ * rocm-kpack's own output (its `.hip_fatbin` zero-paged into NOBITS, the marker in a PT_LOAD of its own) is first
+ * brought to that layout by src/kpack/refill.ts (the cut pages back, the split segment whole again), then
+ * refilled the same way.
  */
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from "node:fs";
 import { OffloadKitError } from "../../engine/errors.js";
@@ -21,10 +22,10 @@ import { readKpackEntry } from "../../formats/kpack.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { withFile } from "../../node/file-source.js";
 import { kpackKey, readKpackHost } from "../host.js";
+import { EMPTY_BUNDLE_SIZE, isZeroPaged, refillZeroPagedHost } from "../refill.js";
 import { listInstalledKpack } from "./resolve.js";
 import type { KpackEnv } from "./resolve.js";
 
-const EMPTY_BUNDLE_SIZE = 32;
 const HOST_ENTRY_ID = "host-x86_64-unknown-linux--";
 
 export interface UnkpackResult {
@@ -37,9 +38,12 @@ export interface UnkpackResult {
 
 /** Makes `path` a fat binary again, in place; throws for a file this cannot undo. */
 export function unkpackFile(path: string, env: KpackEnv = process.env): UnkpackResult {
-  const input = new Uint8Array(readFileSync(path));
-  const host = readKpackHost(bytesSource(input));
-  if (host === undefined) throw new OffloadKitError("NOT_KPACKED", `${path}: not a kpack'd host binary (no HIPK wrapper)`);
+  const original = new Uint8Array(readFileSync(path));
+  const found = readKpackHost(bytesSource(original));
+  if (found === undefined) throw new OffloadKitError("NOT_KPACKED", `${path}: not a kpack'd host binary (no HIPK wrapper)`);
+  // rocm-kpack's zero-paged layout first becomes the one offload-kit kpack writes.
+  const input = isZeroPaged(original) ? refillZeroPagedHost(original, found) : original;
+  const host = input === original ? found : readKpackHost(bytesSource(input))!;
   const elf = openLinkedElf(bytesSource(input));
   const patched = input.slice();
   const view = new DataView(patched.buffer);
@@ -49,7 +53,7 @@ export function unkpackFile(path: string, env: KpackEnv = process.env): UnkpackR
     const ours = bundleAt !== undefined && BUNDLE_MAGIC_BYTES.every((b, i) => input[bundleAt + i] === b) && view.getBigUint64(bundleAt + 24, true) === 0n;
     if (!ours) {
       throw new OffloadKitError("UNKPACK_UNSUPPORTED",
-        `${path}: HIPK wrapper ${wrapper.index}'s marker is not one offload-kit kpack wrote (rocm-kpack's zero-paged .hip_fatbin cannot be refilled yet)`,
+        `${path}: HIPK wrapper ${wrapper.index}'s marker follows no header-only bundle in .hip_fatbin (neither offload-kit kpack's layout nor rocm-kpack's)`,
         { offset: wrapper.offset });
     }
     bundleAddress.set(wrapper.offset, wrapper.markerAddress - EMPTY_BUNDLE_SIZE);
@@ -105,5 +109,5 @@ export function unkpackFile(path: string, env: KpackEnv = process.env): UnkpackR
     rmSync(temp, { force: true });
     throw e;
   }
-  return { path, wrappers: host.wrappers.length, codeObjects, before: input.length, after: output.length };
+  return { path, wrappers: host.wrappers.length, codeObjects, before: original.length, after: output.length };
 }

@@ -6,6 +6,7 @@ import { argsTarget } from "./targets/args.js";
 import { bitcodeTarget } from "./targets/bitcode.js";
 import { bundleTarget } from "./targets/bundle.js";
 import { ccobTarget } from "./targets/ccob.js";
+import { codeObjectTarget } from "./targets/code-object.js";
 import { elfTarget } from "./targets/elf.js";
 import { objcopyTarget } from "./targets/objcopy.js";
 import { lz4BlockTarget, nvFatbinTarget } from "./targets/nv-fatbin.js";
@@ -23,6 +24,7 @@ import { wrapperTarget } from "./targets/wrapper.js";
 export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
   tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget,
+  codeObjectTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
