@@ -130,6 +130,20 @@ describe("compress: LZ4 entries with the header nvcc 13 writes for them", () => 
     expect(transform("compress", plain).length).toBeLessThan(plain.length);
   });
 
+  it("src/verify decodes every LZ4 entry: a damaged block is a finding", () => {
+    const out = transform("compress", fixture("libnvk.so"));
+    expect(verifySource(bytesSource(out)).findings).toEqual([]);
+    const elf = openLinkedElf(bytesSource(out));
+    const section = elf.sections.find((s) => s.name === ".nv_fatbin")!;
+    const entry = parseNvFatbinContainers(sectionOf(out)).containers[1]!.entries[0]!;
+    const damaged = out.slice();
+    // The header states one byte less of block: its last literal is lost, so it decodes one byte short.
+    new DataView(damaged.buffer).setUint32(section.offset + entry.offset + 16, entry.compressedSize - 1, true);
+    const findings = verifySource(bytesSource(damaged)).findings;
+    expect(findings.map((f) => f.code)).toEqual(["NV_ENTRY_UNDECODABLE"]);
+    expect(findings[0]!.message).toMatch(/fat binary 1's sm_75 entry \(LZ4, \d+ bytes\) does not decode/);
+  });
+
   it("leaves an entry plain when LZ4 would not make it smaller", () => {
     const none = fixture("nvk.none.fatbin");
     // Replace the PTX text (the last entry) with bytes that do not repeat: LZ4 can only add to them.
