@@ -219,7 +219,9 @@ function compressedBundles(source: ByteSource, ctx: CompressContext, where: stri
  */
 export function planLinkedElf(operation: LinkedElfOperation, source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan | "unchanged" {
   const nv = operation === "prune" ? planNvLinkedElfPrune(source, ctx as PruneContext, where)
-    : operation === "compress" || operation === "decompress" ? planNvLinkedElfTransform(operation, source, ctx as CompressContext, where) : undefined;
+    // NVIDIA entries are LZ4-encoded by the plan itself, not by the zstd spool: a listing pass (./node.ts
+    // compressAhead) is told there is nothing for it and stops, rather than encoding every entry twice.
+    : operation === "compress" || operation === "decompress" ? planNvLinkedElfTransform(operation, source, ctx as CompressContext, where, () => bundleCompressor?.([])) : undefined;
   if (nv !== undefined) return nv;
   const expansions: Expansions = new Map();
   const edit = operation === "compress" && bundleCompressor !== undefined

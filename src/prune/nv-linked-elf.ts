@@ -138,8 +138,10 @@ export function planNvLinkedElfPrune(source: ByteSource, ctx: PruneContext, wher
 }
 
 /** `compress` / `decompress` of a linked ELF file's NVIDIA entries (./nv-compress.ts), planned as a prune is. */
-export function planNvLinkedElfTransform(operation: NvTransform, source: ByteSource, ctx: { readonly name: string; readonly codecs: Codecs }, where: string): OutputPlan | "unchanged" | undefined {
-  return planNvLinkedElfEdit(source, ctx.name, where, (layout, index) => transformNvContainer(operation, layout.containers[index], ctx.codecs));
+export function planNvLinkedElfTransform(
+  operation: NvTransform, source: ByteSource, ctx: { readonly name: string; readonly codecs: Codecs }, where: string, onNvFatbin?: () => void,
+): OutputPlan | "unchanged" | undefined {
+  return planNvLinkedElfEdit(source, ctx.name, where, (layout, index) => transformNvContainer(operation, layout.containers[index], ctx.codecs), onNvFatbin);
 }
 
 /**
@@ -147,9 +149,12 @@ export function planNvLinkedElfTransform(operation: NvTransform, source: ByteSou
  * (undefined: kept), packed and pointed at by the ELF editor; undefined when the file has no `.nv_fatbin`.
  * Containers may grow (decompress) as well as shrink.
  */
-function planNvLinkedElfEdit(source: ByteSource, name: string, where: string, edit: (layout: NvFatbinLayout, index: number) => Uint8Array | undefined): OutputPlan | "unchanged" | undefined {
+function planNvLinkedElfEdit(
+  source: ByteSource, name: string, where: string, edit: (layout: NvFatbinLayout, index: number) => Uint8Array | undefined, onNvFatbin?: () => void,
+): OutputPlan | "unchanged" | undefined {
   const elf = openLinkedElf(source);
   if (!hasNvFatbin(elf)) return undefined;
+  onNvFatbin?.();
   if (elf.sections.some((s) => s.name === ".hip_fatbin")) {
     throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${placeText(name, where)}: holds both .hip_fatbin and .nv_fatbin; editing a file with both is not supported`, { field: ".nv_fatbin" });
   }
