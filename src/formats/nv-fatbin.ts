@@ -351,6 +351,47 @@ export function writeNvFatbinContainer(entries: readonly NvFatbinEntry[], option
   return out;
 }
 
+/** Payloads are stored padded with zeros to a multiple of 8 (every entry nvcc 12.4 and 13 write: padded size = align8(stored size)). */
+export const NV_PAYLOAD_ALIGN = 8;
+
+/**
+ * The entry with its payload stored differently: `stored` as plain bytes (`compression` "none") or as one
+ * LZ4 block / zstd frame of `uncompressedSize` bytes. The header is the entry's own with four fields
+ * restated as nvcc 13 writes them (observed: `--compress-mode=none` against `--compress-mode=speed
+ * -Xfatbin -compress-all` builds differ in exactly these): padded size = the stored size rounded up to 8,
+ * compressed size (0 plain), the LZ4/zstd flag, uncompressed size (0 plain). Everything else, the options
+ * after the 64 bytes included, stays. Read back by the parser, so the result passes its checks.
+ */
+export function restoreNvEntry(entry: NvFatbinEntry, stored: Uint8Array, compression: NvCompression, uncompressedSize: number): NvFatbinEntry {
+  const paddedSize = Math.ceil(stored.length / NV_PAYLOAD_ALIGN) * NV_PAYLOAD_ALIGN;
+  const bytes = new Uint8Array(entry.headerSize + paddedSize);
+  bytes.set(entry.rawHeader, 0);
+  bytes.set(stored, entry.headerSize);
+  const view = new DataView(bytes.buffer);
+  view.setBigUint64(ENTRY.PADDED_SIZE, BigInt(paddedSize), true);
+  view.setUint32(ENTRY.COMPRESSED_SIZE, compression === "none" ? 0 : stored.length, true);
+  const flags = (BigInt(entry.flags) & ~BigInt(NV_FLAG_LZ4 | NV_FLAG_ZSTD)) | BigInt(compression === "lz4" ? NV_FLAG_LZ4 : compression === "zstd" ? NV_FLAG_ZSTD : 0);
+  view.setBigUint64(ENTRY.FLAGS, flags, true);
+  view.setBigUint64(ENTRY.UNCOMPRESSED_SIZE, BigInt(compression === "none" ? 0 : uncompressedSize), true);
+  const parsed = parseNvFatbinEntry(bytes, 0);
+  return { ...parsed, offset: entry.offset, payloadOffset: entry.offset + entry.headerSize };
+}
+
+/**
+ * The bytes an entry's payload stands for, whole (unlike `decodeNvEntry`, PTX keeps its NUL): a compressed
+ * entry's decoded bytes, exactly its uncompressed size; a plain entry's as a compressed one would state
+ * them: PTX up to and including its first NUL (nvcc 13's uncompressed size for PTX: the text and one NUL),
+ * a cubin or anything else the whole padded payload (so `cuobjdump -xelf` writes the same bytes either way).
+ */
+export function nvEntryContents(entry: NvFatbinEntry, zstd?: NvZstdDecoder): Uint8Array {
+  if (entry.compression === "none") {
+    if (entry.kind !== NV_KIND_PTX) return entry.rawPayload;
+    const nul = entry.rawPayload.indexOf(0);
+    return nul < 0 ? entry.rawPayload : entry.rawPayload.subarray(0, nul + 1);
+  }
+  return decodeNvEntry({ ...entry, kind: NV_KIND_ELF }, entry.rawPayload, zstd);
+}
+
 /** What decoding an entry needs to know of it (a parsed entry, or the locator's `NvEntryInfo` with its payload offset). */
 export type NvEntrySizes = Pick<NvFatbinEntryHeader, "kind" | "compression" | "paddedSize" | "compressedSize" | "uncompressedSize" | "payloadOffset">;
 

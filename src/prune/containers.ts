@@ -5,15 +5,16 @@
  *
  * | container | prune, replace | compress / decompress |
  * |---|---|---|
- * | linked ELF (executable, shared library) | ./linked-elf.ts | ./linked-elf.ts |
+ * | linked ELF (executable, shared library) | ./linked-elf.ts | ./linked-elf.ts (`.nv_fatbin`: ./nv-linked-elf.ts) |
  * | bundle file: binary, text, CCOB | ./bundle-file.ts | plain ⇄ CCOB |
  * | offload binaries (0x10FF10AD) | ./offload-binary.ts | refused |
  * | archive | each member by the member table below | each bundle member |
  * | ELF fat object (`__CLANG_OFFLOAD_BUNDLE__` sections) | ./fat-object.ts | unchanged, as -type=o -compress |
  * | ELF object with `.llvm.offloading` | ./offload-binary.ts | refused |
- * | CUDA object (`.nv_fatbin`, nvcc -c) | ./nv-object.ts | refused |
+ * | CUDA object (`.nv_fatbin`, nvcc -c, `ld -r`) | ./nv-object.ts | ./nv-object.ts (LZ4 ⇄ plain entries) |
  * | linked ELF with an allocated `.llvm.offloading` (OpenMP) | ./linked-offloading.ts | refused / unchanged |
  * | ELF relocatable object with `.hip_fatbin` (`clang -x hip -c`, `ld -r`) | ./relocatable.ts | ./relocatable.ts |
+ * | standalone NVIDIA fatbin (`nvcc -fatbin`) | ./nv-fatbin-file.ts | ./nv-fatbin-file.ts |
  * | rocm-kpack `.kpack` archive | src/kpack/prune.ts | refused |
  */
 import { OffloadKitError } from "../engine/errors.js";
@@ -33,7 +34,8 @@ import { hasLinkedOffloading, planLinkedOffloading } from "./linked-offloading.j
 import {
   hasOffloadingSection, isOffloadBinary, pruneOffloadBlob, pruneOffloadingSections, replaceInOffloadBlob, replaceInOffloadingSections,
 } from "./offload-binary.js";
-import { isNvObject, pruneNvObject } from "./nv-object.js";
+import { isNvObject, pruneNvObject, transformNvObject } from "./nv-object.js";
+import { isNvFatbinFile, pruneNvFatbinFile, transformNvFatbinFile } from "./nv-fatbin-file.js";
 import { placeText } from "./outcome.js";
 import { editHipFatbinObject, isHipFatbinObject } from "./relocatable.js";
 import type { PruneContext } from "./outcome.js";
@@ -130,8 +132,18 @@ const nvObject: Container = {
   prune: (bytes, ctx, where) => pruneNvObject(bytes, ctx, where),
   // Nothing in a CUDA object is an offload bundle entry `replace` could name.
   replace: (bytes) => bytes,
-  compress: refuse("CUDA objects (.nv_fatbin)", "compressing"),
-  decompress: refuse("CUDA objects (.nv_fatbin)", "decompressing"),
+  compress: (bytes, ctx, where) => transformNvObject("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => transformNvObject("decompress", bytes, ctx, where),
+};
+
+/** A standalone NVIDIA fatbin (`nvcc -fatbin`): its containers back to back (./nv-fatbin-file.ts). */
+const nvFatbinFile: Container = {
+  name: "NVIDIA fatbin",
+  matches: isNvFatbinFile,
+  prune: (bytes, ctx, where) => pruneNvFatbinFile(bytes, ctx, where),
+  replace: (bytes) => bytes,
+  compress: (bytes, ctx, where) => transformNvFatbinFile("compress", bytes, ctx, where),
+  decompress: (bytes, ctx, where) => transformNvFatbinFile("decompress", bytes, ctx, where),
 };
 
 /**
@@ -160,9 +172,9 @@ function memberContainer(bytes: Uint8Array): Container | undefined {
   return MEMBER_CONTAINERS.find((c) => c.matches(bytes));
 }
 
-/** Members whose bundles compress and decompress: bundle files and objects with `.hip_fatbin`. */
+/** Members whose bundles compress and decompress: bundle files, objects with `.hip_fatbin`, CUDA objects. */
 function compressibleMember(bytes: Uint8Array): Container | undefined {
-  return [bundleFile, hipFatbinObject].find((c) => c.matches(bytes));
+  return [bundleFile, hipFatbinObject, nvObject].find((c) => c.matches(bytes));
 }
 
 const archive: Container = {
@@ -211,7 +223,7 @@ const kpackArchive: Container = {
 };
 
 /** Every container, in the order they are tried. */
-export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, hipFatbinObject, fatObject, offloadingObject, nvObject, kpackArchive];
+export const CONTAINERS: readonly Container[] = [linkedElf, bundleFile, offloadBinaries, archive, hipFatbinObject, fatObject, offloadingObject, nvObject, nvFatbinFile, kpackArchive];
 
 /** The container of a whole file; an error naming the file when it is none of them. */
 export function containerOf(bytes: Uint8Array, name: string): Container {

@@ -34,7 +34,7 @@ import { placeText } from "./outcome.js";
 import { pickBundle } from "./swap.js";
 import type { ReplaceContext } from "./swap.js";
 import type { PruneContext } from "./outcome.js";
-import { planNvLinkedElfPrune } from "./nv-linked-elf.js";
+import { planNvLinkedElfPrune, planNvLinkedElfTransform } from "./nv-linked-elf.js";
 import { materialize, pieceSize, planOf, planSource } from "./plan.js";
 import type { OutputPlan, Piece } from "./plan.js";
 
@@ -218,10 +218,11 @@ function compressedBundles(source: ByteSource, ctx: CompressContext, where: stri
  * ELF editor. "unchanged" when no fat binary changes.
  */
 export function planLinkedElf(operation: LinkedElfOperation, source: ByteSource, ctx: LinkedElfContext, where: string): OutputPlan | "unchanged" {
-  if (operation === "prune") {
-    const nv = planNvLinkedElfPrune(source, ctx as PruneContext, where);
-    if (nv !== undefined) return nv;
-  }
+  const nv = operation === "prune" ? planNvLinkedElfPrune(source, ctx as PruneContext, where)
+    // NVIDIA entries are LZ4-encoded by the plan itself, not by the zstd spool: a listing pass (./node.ts
+    // compressAhead) is told there is nothing for it and stops, rather than encoding every entry twice.
+    : operation === "compress" || operation === "decompress" ? planNvLinkedElfTransform(operation, source, ctx as CompressContext, where, () => bundleCompressor?.([])) : undefined;
+  if (nv !== undefined) return nv;
   const expansions: Expansions = new Map();
   const edit = operation === "compress" && bundleCompressor !== undefined
     ? compressedBundles(source, ctx as CompressContext, where, bundleCompressor)

@@ -40,6 +40,8 @@ import type { OutputPlan, Piece } from "./plan.js";
 import { selectionText } from "./select.js";
 import type { GpuChoice, Selection } from "./select.js";
 import { checkNvEntry, isNvArchId } from "../inspect/check.js";
+import { transformNvContainer } from "./nv-compress.js";
+import type { NvTransform } from "./nv-compress.js";
 
 export interface NvDecision {
   readonly keep: boolean;
@@ -132,17 +134,36 @@ export function pruneNvContainer(index: number, container: NvFatbinContainer, ct
  * `.nv_fatbin` (a HIP file: ./linked-elf.ts goes on), "unchanged" when every container keeps every entry.
  */
 export function planNvLinkedElfPrune(source: ByteSource, ctx: PruneContext, where: string): OutputPlan | "unchanged" | undefined {
+  return planNvLinkedElfEdit(source, ctx.name, where, (layout, index) => pruneNvContainer(index, layout.containers[index], ctx, where, containerPlace(layout, index, where)));
+}
+
+/** `compress` / `decompress` of a linked ELF file's NVIDIA entries (./nv-compress.ts), planned as a prune is. */
+export function planNvLinkedElfTransform(
+  operation: NvTransform, source: ByteSource, ctx: { readonly name: string; readonly codecs: Codecs }, where: string, onNvFatbin?: () => void,
+): OutputPlan | "unchanged" | undefined {
+  return planNvLinkedElfEdit(source, ctx.name, where, (layout, index) => transformNvContainer(operation, layout.containers[index], ctx.codecs), onNvFatbin);
+}
+
+/**
+ * Any edit of a linked ELF file's `.nv_fatbin` containers, each replaced by what `edit` makes of it
+ * (undefined: kept), packed and pointed at by the ELF editor; undefined when the file has no `.nv_fatbin`.
+ * Containers may grow (decompress) as well as shrink.
+ */
+function planNvLinkedElfEdit(
+  source: ByteSource, name: string, where: string, edit: (layout: NvFatbinLayout, index: number) => Uint8Array | undefined, onNvFatbin?: () => void,
+): OutputPlan | "unchanged" | undefined {
   const elf = openLinkedElf(source);
   if (!hasNvFatbin(elf)) return undefined;
+  onNvFatbin?.();
   if (elf.sections.some((s) => s.name === ".hip_fatbin")) {
-    throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${placeText(ctx.name, where)}: holds both .hip_fatbin and .nv_fatbin; pruning a file with both is not supported`, { field: ".nv_fatbin" });
+    throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${placeText(name, where)}: holds both .hip_fatbin and .nv_fatbin; editing a file with both is not supported`, { field: ".nv_fatbin" });
   }
   const layout = readNvFatbinLayout(elf);
   const made = new Map<ByteSource, Uint8Array>();
   const inputOffset = new Map<ByteSource, number>(layout.bundles.map((b) => [b.source, b.fileOffset]));
   const rewrite = planHipFatbinRewrite(layout, {
     bundles: (bundle) => {
-      const bytes = pruneNvContainer(bundle.index, layout.containers[bundle.index], ctx, where, containerPlace(layout, bundle.index, where));
+      const bytes = edit(layout, bundle.index);
       if (bytes === undefined) return undefined;
       const replacement = bytesSource(bytes);
       made.set(replacement, bytes);

@@ -1,63 +1,113 @@
 /**
- * `prune` of NVIDIA device code in relocatable objects (`nvcc -c` output, and so archive members): the
- * object's `.nv_fatbin` holds one fatbin container, reached by a relocation against the section (or nvcc's
- * `fatbinData` symbol at its start) from the `__fatBinC_Wrapper_t` in `.nvFatBinSegment`. The container is
- * pruned by ./nv-linked-elf.ts's rule and writer, and the section's contents replaced through the in-process
- * llvm-objcopy (src/objcopy/, as `--update-section` would): the container stays at offset 0, so no relocation
- * or symbol changes. A `.nv_fatbin` of several containers (`ld -r` of CUDA objects), or a relocation that
- * points anywhere but its start, is refused rather than guessed at.
+ * `prune`, `compress` and `decompress` of NVIDIA device code in relocatable objects (`nvcc -c` and `nvcc -rdc -c`
+ * output, `ld -r` of several, and so archive members). An object's `.nv_fatbin` (`__nv_relfatbin` for -rdc
+ * code, which nvlink links later) holds one fatbin container per translation unit (src/formats/nv-fatbin.ts), back to back at multiples of 8 (its sh_addralign); nothing holds an
+ * address yet, so each `__fatBinC_Wrapper_t` in `.nvFatBinSegment` reaches its container through a RELA
+ * entry against the section (or nvcc's local `fatbinData` symbol at the container's start):
+ *
+ * | relocation section        | offset | type        | symbol       | addend                  |
+ * |---------------------------|--------|-------------|--------------|-------------------------|
+ * | `.rela.nvFatBinSegment`   | 8      | R_X86_64_64 | `.nv_fatbin` | 0                       |
+ * | `.rela.nvFatBinSegment`   | 32     | R_X86_64_64 | `.nv_fatbin` | 0x2b48 (`ld -r`: the second object's) |
+ *
+ * Each container is edited by ./nv-linked-elf.ts's prune rule or ./nv-compress.ts, the section laid out
+ * again (containers in their order, each at the next multiple of 8, as `ld -r` placed them), and every RELA
+ * addend and symbol value that named a container's start moved to its new start, as ./relocatable.ts does
+ * for `.hip_fatbin`; the object is written again by the in-process llvm-objcopy (src/objcopy/). Refused
+ * rather than guessed: a relocation or symbol pointing inside a container, REL entries pointing into
+ * `.nv_fatbin`, relocations applied to `.nv_fatbin` itself, bytes after the last container that are not
+ * zeros.
  */
+import type { Codecs } from "../compress/codecs.js";
 import { OffloadKitError } from "../engine/errors.js";
 import { parseNvFatbinContainers } from "../formats/nv-fatbin.js";
+import type { NvFatbinContainer } from "../formats/nv-fatbin.js";
 import { readElfObject } from "../objcopy/index.js";
 import { writeElfObject } from "../objcopy/write.js";
+import { transformNvContainer } from "./nv-compress.js";
+import type { NvTransform } from "./nv-compress.js";
 import { pruneNvContainer } from "./nv-linked-elf.js";
 import { placeText } from "./outcome.js";
 import type { PruneContext } from "./outcome.js";
+import { moveReferences, referencesOf } from "./relocatable.js";
 
 const ET_REL = 1;
-const SHT_RELA = 4;
-const SHT_REL = 9;
-const NV_FATBIN = ".nv_fatbin";
+/** Where objects keep containers: `.nv_fatbin` (whole-program code), `__nv_relfatbin` (`-rdc` code for nvlink). */
+const NV_SECTIONS = [".nv_fatbin", "__nv_relfatbin"] as const;
+/** Containers start at multiples of 8 (the parser's padding rule; nvcc's sh_addralign). */
+const NV_CONTAINER_ALIGN = 8;
 
-/** An ELF64 little-endian relocatable object with a `.nv_fatbin` section. */
+/** An ELF64 little-endian relocatable object with a `.nv_fatbin` or `__nv_relfatbin` section. */
 export function isNvObject(bytes: Uint8Array): boolean {
   if (bytes.length < 64 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46 || bytes[4] !== 2 || bytes[5] !== 1) return false;
   if ((bytes[16] | (bytes[17] << 8)) !== ET_REL) return false;
   try {
-    return readElfObject(bytes).sections.some((s) => s.name === NV_FATBIN);
+    return readElfObject(bytes).sections.some((s) => (NV_SECTIONS as readonly string[]).includes(s.name));
   } catch {
     return false;
   }
 }
 
-export function pruneNvObject(bytes: Uint8Array, ctx: PruneContext, where = ""): Uint8Array {
+/**
+ * Every container of the object's `.nv_fatbin` and `__nv_relfatbin` replaced by what `edit` makes of it
+ * (undefined: kept as it is), each section laid out again and the references moved; `bytes` itself when
+ * nothing changes. Containers are numbered across both sections, `.nv_fatbin`'s first.
+ */
+function editNvObject(bytes: Uint8Array, name: string, where: string, edit: (index: number, container: NvFatbinContainer) => Uint8Array | undefined): Uint8Array {
   const obj = readElfObject(bytes);
-  const at = obj.sections.findIndex((s) => s.name === NV_FATBIN);
-  const section = obj.sections[at];
-  const refuse = (message: string): never => {
-    throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${placeText(ctx.name, where)}: ${message}`, { field: NV_FATBIN });
-  };
-  const run = parseNvFatbinContainers(section.data);
-  if (run.trailing !== undefined) refuse(`.nv_fatbin holds ${run.trailing.size} bytes after its last container that are neither zeros nor a container`);
-  if (run.containers.length !== 1) refuse(`.nv_fatbin holds ${run.containers.length} containers; only an object with one (nvcc -c output) is pruned`);
-  // Every relocation into .nv_fatbin must name its start: the container stays there.
-  const value = new Map(obj.symbols.map((sym) => [sym.index, { section: sym.section, value: Number(new DataView(sym.raw.buffer, sym.raw.byteOffset, sym.raw.byteLength).getBigUint64(8, true)) }]));
-  for (const rel of obj.sections) {
-    if (rel.type !== SHT_RELA && rel.type !== SHT_REL) continue;
-    if (rel.info === section.inputIndex) refuse(`${rel.name} relocates bytes inside .nv_fatbin`);
-    const size = rel.type === SHT_RELA ? 24 : 16;
-    const view = new DataView(rel.data.buffer, rel.data.byteOffset, rel.data.byteLength);
-    for (let i = 0; i + size <= rel.data.length; i += size) {
-      const symbol = value.get(Number(view.getBigUint64(i + 8, true) >> 32n));
-      if (symbol?.section !== section.inputIndex) continue;
-      const addend = rel.type === SHT_RELA ? Number(view.getBigInt64(i + 16, true)) : 0;
-      if (symbol.value + addend !== 0) refuse(`${rel.name} entry ${i / size} points ${symbol.value + addend} bytes into .nv_fatbin, not at its container`);
+  let index = 0;
+  let changed = false;
+  for (const sectionName of NV_SECTIONS) {
+    const position = obj.sections.findIndex((s) => s.name === sectionName);
+    if (position < 0) continue;
+    const section = obj.sections[position]!;
+    const refuse = (message: string): never => {
+      throw new OffloadKitError("UNSUPPORTED_CONTAINER", `${placeText(name, where)}: ${message}`, { field: sectionName });
+    };
+    let run;
+    try {
+      run = parseNvFatbinContainers(section.data);
+    } catch (e) {
+      if (!(e instanceof OffloadKitError)) throw e;
+      throw new OffloadKitError("BAD_NV_FATBIN", `${placeText(name, where)}: ${sectionName}: ${e.message}`, { offset: e.offset, field: e.field ?? sectionName, cause: e });
     }
+    if (run.trailing !== undefined) refuse(`${sectionName} holds ${run.trailing.size} bytes after its last container that are neither zeros nor a container`);
+    // Checked before anything is edited: every reference names a container's start.
+    const starts = new Set(run.containers.map((c) => c.offset));
+    for (const ref of referencesOf(obj, section.inputIndex, sectionName)) {
+      if (!starts.has(ref.target)) refuse(`${ref.what} points ${ref.target} bytes into ${sectionName}, where no container starts`);
+    }
+    const edited = run.containers.map((container) => ({ container, bytes: edit(index++, container) }));
+    if (edited.every((e) => e.bytes === undefined)) continue;
+    changed = true;
+    const moved = new Map<number, number>();
+    let size = 0;
+    const placed = edited.map((e) => {
+      const at = Math.ceil(size / NV_CONTAINER_ALIGN) * NV_CONTAINER_ALIGN;
+      const out = e.bytes ?? section.data.subarray(e.container.offset, e.container.offset + e.container.size);
+      moved.set(e.container.offset, at);
+      size = at + out.length;
+      return { at, out };
+    });
+    // Zeros after the last container (section padding) stay.
+    const last = run.containers[run.containers.length - 1]!;
+    const data = new Uint8Array(size + section.data.length - (last.offset + last.size));
+    for (const p of placed) data.set(p.out, p.at);
+    moveReferences(obj, section.inputIndex, moved, sectionName);
+    obj.sections[position] = { ...section, size: data.length, data };
   }
-  const label = [where, "fat binary 0"].filter((w) => w !== "").join(", ");
-  const pruned = pruneNvContainer(0, run.containers[0], ctx, where, label);
-  if (pruned === undefined) return bytes;
-  obj.sections[at] = { ...section, size: pruned.length, data: pruned };
-  return writeElfObject(obj);
+  return changed ? writeElfObject(obj) : bytes;
+}
+
+function containerLabel(where: string, index: number): string {
+  return [where, `fat binary ${index}`].filter((w) => w !== "").join(", ");
+}
+
+export function pruneNvObject(bytes: Uint8Array, ctx: PruneContext, where = ""): Uint8Array {
+  return editNvObject(bytes, ctx.name, where, (index, container) => pruneNvContainer(index, container, ctx, where, containerLabel(where, index)));
+}
+
+/** `compress` / `decompress` of every container's entries (./nv-compress.ts). */
+export function transformNvObject(operation: NvTransform, bytes: Uint8Array, ctx: { readonly name: string; readonly codecs: Codecs }, where = ""): Uint8Array {
+  return editNvObject(bytes, ctx.name, where, (_index, container) => transformNvContainer(operation, container, ctx.codecs));
 }

@@ -59,7 +59,7 @@ interface SectionBundle {
 }
 
 /** One place that names an offset in `.hip_fatbin`: a RELA entry or a symbol. */
-interface Reference {
+export interface Reference {
   /** Offset in `.hip_fatbin` it points at (symbol value + addend; a symbol's value). */
   readonly target: number;
   readonly what: string;
@@ -87,7 +87,7 @@ function fatbinIndexOf(obj: ElfObject): number {
 }
 
 /** Relocation sections (non-allocated REL/RELA linked to the symbol table), with the section each applies to. */
-function relocationSections(obj: ElfObject) {
+export function relocationSections(obj: ElfObject) {
   return obj.sections
     .map((section, position) => ({ section, position }))
     .filter(({ section }) => (section.type === SHT_RELA || section.type === SHT_REL) && (section.flags & SHF_ALLOC) === 0n && section.link === obj.symtabIndex);
@@ -98,8 +98,11 @@ function symbolValue(obj: ElfObject, raw: Uint8Array): bigint {
   return obj.layout.is64 ? view.getBigUint64(8, obj.layout.little) : BigInt(view.getUint32(4, obj.layout.little));
 }
 
-/** Every RELA entry and symbol that names an offset in `.hip_fatbin`; REL entries that do are refused. */
-function referencesOf(obj: ElfObject, fatbin: number): Reference[] {
+/**
+ * Every RELA entry and symbol that names an offset in `.hip_fatbin` (or the section `name`, the input index
+ * `fatbin`: ./nv-object.ts passes `.nv_fatbin`); REL entries that do are refused.
+ */
+export function referencesOf(obj: ElfObject, fatbin: number, name = HIP_FATBIN): Reference[] {
   const refs: Reference[] = [];
   const inFatbin = new Map<number, bigint>();
   for (const sym of obj.symbols) {
@@ -110,14 +113,14 @@ function referencesOf(obj: ElfObject, fatbin: number): Reference[] {
   }
   const { is64, little } = obj.layout;
   for (const { section } of relocationSections(obj)) {
-    if (section.info === fatbin) fail("PRUNE_UNSUPPORTED", `${section.name} relocates ${HIP_FATBIN} itself; offload-kit does not move relocated bundle bytes`, section.name);
+    if (section.info === fatbin) fail("PRUNE_UNSUPPORTED", `${section.name} relocates ${name} itself; offload-kit does not move relocated bundle bytes`, section.name);
     const entry = section.type === SHT_RELA ? (is64 ? 24 : 12) : (is64 ? 16 : 8);
     const view = new DataView(section.data.buffer, section.data.byteOffset, section.data.byteLength);
     for (let at = 0; at + entry <= section.data.length; at += entry) {
       const symbol = is64 ? Number(view.getBigUint64(at + 8, little) >> 32n) : view.getUint32(at + 4, little) >>> 8;
       const base = inFatbin.get(symbol);
       if (base === undefined) continue;
-      if (section.type === SHT_REL) fail("PRUNE_UNSUPPORTED", `${section.name} (REL, implicit addends) points into ${HIP_FATBIN}; only RELA is edited`, section.name);
+      if (section.type === SHT_REL) fail("PRUNE_UNSUPPORTED", `${section.name} (REL, implicit addends) points into ${name}; only RELA is edited`, section.name);
       const addend = is64 ? view.getBigInt64(at + 16, little) : BigInt(view.getInt32(at + 8, little));
       refs.push({ target: Number(base + addend), what: `${section.name} entry ${at / entry}` });
     }
@@ -174,12 +177,12 @@ function alignUp(value: number, align: number): number {
   return Math.ceil(value / align) * align;
 }
 
-/** Rewrites every RELA addend and symbol value that names a moved bundle start (`moved`: old offset → new). */
-function moveReferences(obj: ElfObject, fatbin: number, moved: ReadonlyMap<number, number>): void {
+/** Rewrites every RELA addend and symbol value that names a moved bundle start (`moved`: old offset → new) in `.hip_fatbin` (or `name`). */
+export function moveReferences(obj: ElfObject, fatbin: number, moved: ReadonlyMap<number, number>, name = HIP_FATBIN): void {
   const { is64, little } = obj.layout;
   const newPlace = (old: number, what: string): number => {
     const place = moved.get(old);
-    if (place === undefined) fail("PRUNE_UNSUPPORTED", `${what} points inside a fat binary of ${HIP_FATBIN} (offset ${old}), not at one's start`, HIP_FATBIN);
+    if (place === undefined) fail("PRUNE_UNSUPPORTED", `${what} points inside a fat binary of ${name} (offset ${old}), not at one's start`, name);
     return place;
   };
   // Symbol index → [old value, new value]; a section symbol (value 0) stays at 0, where the first bundle stays.

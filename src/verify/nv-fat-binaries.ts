@@ -15,10 +15,12 @@
  * file-backed bytes, at the start of a whole container that parses (src/formats/nv-fatbin.ts); next to a
  * RELATIVE relocation, a stored copy that is not 0 must equal the addend (the runtime of a file loaded
  * without relocation processing, and every tool reading the file, sees that copy). The whole section must
- * read as containers end to end (those no wrapper points at included). Written independently of
+ * read as containers end to end (those no wrapper points at included), and every LZ4 entry must decode to the
+ * size its header states (zstd entries are not decoded here: offload-kit never writes them). Written independently of
  * src/elf-edit/ (the editor), which it checks. Containers are numbered in address order, as prune's
  * outcomes number them (`fat binary N`).
  */
+import { decodeLz4Block } from "../compress/lz4-block.js";
 import { readExact } from "../engine/source.js";
 import { NV_WRAPPER_MAGIC, NV_WRAPPER_SIZE, parseNvFatbinContainers } from "../formats/nv-fatbin.js";
 import { fileOffsetAt, forEachRelocation } from "./elf-load.js";
@@ -64,6 +66,20 @@ export function checkNvFatBinaries(view: LoadView, options: Pick<FatBinaryCheckO
     }
     run.containers.forEach((c, index) => {
       starts.set(fatbin.addr + c.offset, index);
+      // Every LZ4 entry must decode to exactly its stated size (what `compress` writes; the driver decodes the same way).
+      for (const [k, e] of c.entries.entries()) {
+        if (e.compression !== "lz4") continue;
+        let decoded = -1;
+        try {
+          decoded = decodeLz4Block(bytes.subarray(e.payloadOffset, e.payloadOffset + e.compressedSize), e.uncompressedSize).length;
+        } catch {
+          // Reported below.
+        }
+        if (decoded !== e.uncompressedSize) {
+          out.add("NV_ENTRY_UNDECODABLE", `fat binary ${index} entry ${k}`, "payload", fatbin.offset + e.payloadOffset,
+            `fat binary ${index}'s ${e.archName} entry (LZ4, ${e.compressedSize} bytes) does not decode to the ${e.uncompressedSize} bytes its header states`);
+        }
+      }
       fatBinaries.push({ index, address: fatbin.addr + c.offset, fileOffset: fatbin.offset + c.offset, format: "nv", entries: c.entries.map((e) => e.archName) });
     });
   } catch (e) {

@@ -11,7 +11,7 @@ KIT=${KIT:-}
 FAILS=0
 check() { if eval "$2"; then printf 'PASS  %s\n' "$1"; else printf 'FAIL  %s\n' "$1"; FAILS=$((FAILS + 1)); fi; }
 runp() { ( cd "$1" && timeout 60 "./$2" 2>&1; echo "rc=$?" ); }
-for v in orig-z sm90 ptx90 sm80 z-sm90; do
+for v in orig-z sm90 ptx90 sm80 z-sm90 lz4 dz; do
   check "app/$v starts and reports as app/orig does" '[ "$(runp app $v)" = "$(runp app orig)" ]'
   check "lib/$v/host starts and reports as lib/orig/host does" '[ "$(runp lib/$v host)" = "$(runp lib/orig host)" ]'
 done
@@ -28,10 +28,23 @@ if [ -x "$CUOBJDUMP" ]; then
   for d in sm90 z-sm90; do check "lib/$d holds sm_90 SASS only" "expect lib/$d/libnvk.so 'sm_90 sm_90'"; done
   check "lib/ptx90 holds compute_90 PTX only" "expect lib/ptx90/libnvk.so 'ptx:sm_90'"
   check "lib/sm80 holds sm_80 SASS only" "expect lib/sm80/libnvk.so 'sm_80 sm_80'"
+  # (e), (f): every entry kept; cuobjdump extracts the same cubins and PTX, byte for byte, as from the input.
+  extracted() { # file: the md5 of each file cuobjdump -xelf all -xptx all writes, named without the file's stem
+    local d; d=$(mktemp -d); ( cd "$d" && "$CUOBJDUMP" -xelf all -xptx all "$OLDPWD/$1" > /dev/null 2>&1; for f in *; do echo "${f#*.} $(md5sum < "$f")"; done ); rm -rf "$d"
+  }
+  same_code() { [ "$(extracted "$1")" = "$(extracted "$2")" ] && [ -n "$(extracted "$1")" ]; }
+  check "app/lz4 holds the cubins and PTX of app/orig" "same_code app/lz4 app/orig"
+  check "app/dz holds the cubins and PTX of app/orig-z" "same_code app/dz app/orig-z"
+  check "lib/lz4 holds the cubins and PTX of lib/orig" "same_code lib/lz4/libnvk.so lib/orig/libnvk.so"
+  check "lib/dz holds the cubins and PTX of lib/orig-z" "same_code lib/dz/libnvk.so lib/orig-z/libnvk.so"
 else
   echo "SKIP  cuobjdump listings (no cuobjdump at $CUOBJDUMP)"
 fi
 if [ -n "$KIT" ]; then
+  # How (e) and (f) store their entries: in (e) every plain entry became LZ4 (nvcc's zstd PTX stays zstd), none compressed in (f).
+  stored() { node "$KIT" ls --json "$1" | grep -o '"compression": "[a-z0-9]*"' | sort | uniq -c | awk '{print $3}' | tr -d '"' | tr '\n' ' '; }
+  for f in app/lz4 lib/lz4/libnvk.so; do check "$f stores no entry plain, cubins as LZ4" '[ "$(stored '"$f"')" = "lz4 zstd " ]'; done
+  for f in app/dz lib/dz/libnvk.so; do check "$f stores every entry plain" '[ "$(stored '"$f"')" = "none " ]'; done
   for f in app/* lib/*/libnvk.so; do
     case $f in *.txt) continue;; esac
     check "offload-kit verify $f" "node '$KIT' verify '$f' > /dev/null"

@@ -31,6 +31,15 @@ prune sm90 orig orig --keep=sm_90 --drop-ptx                # (a) SASS for sm_90
 prune ptx90 orig orig --drop=sm_75,sm_80,sm_90             # (b) no SASS: the driver JITs compute_90 PTX
 prune sm80 orig orig --keep=sm_80 --drop-ptx                # (c) negative control: no code an sm_90 can run
 prune z-sm90 orig-z orig-z --keep=sm_90 --drop-ptx          # (d) -compress-all build, SASS for sm_90 only
+# Every entry re-stored by offload-kit, nothing dropped (each output checked by src/verify too).
+transform() { # name, operation, input-app, input-lib-dir
+  local name=$1 operation=$2 app=$3 libdir=$4
+  kit "$operation" "app/$app" -o "app/$name" > "app/$name.$operation.txt"
+  mkdir -p "lib/$name" && cp lib/orig/host "lib/$name/host"
+  kit "$operation" "lib/$libdir/libnvk.so" -o "lib/$name/libnvk.so" > "lib/$name/$operation.txt"
+}
+transform lz4 compress orig orig                             # (e) the plain build's entries LZ4-compressed by offload-kit
+transform dz decompress orig-z orig-z                        # (f) the -compress-all (zstd) build's entries stored plain
 {
   echo "# made by make.sh on $(date -u +%FT%TZ) with $("$NVCC" --version | tail -1)"
   for f in app/* lib/*/libnvk.so; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU proof for offload-kit's NVIDIA prune: runs the unpruned and pruned CUDA programs on this machine's
+# The GPU proof for offload-kit's NVIDIA prune, compress and decompress: runs the unpruned and edited CUDA programs on this machine's
 # GPU (sm_90: H100/H200; needs the NVIDIA driver, no CUDA toolkit) and compares every output with the
 # unpruned one. Prints a PASS/FAIL table; exits 0 only when every expectation holds. About 10-30 s.
 #   ./run.sh            (from anywhere; results also go to ${OUT:-/tmp}/nv-device-results/)
@@ -25,10 +25,10 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>&
 
 for kind in app lib; do
   dir() { if [ $kind = app ]; then echo app; else echo "lib/$1"; fi; }
-  for v in orig orig-z sm90 ptx90 sm80 z-sm90; do
+  for v in orig orig-z sm90 ptx90 sm80 z-sm90 lz4 dz; do
     run "$kind-$v" "$(dir $v)" "$(if [ $kind = app ]; then echo $v; else echo host; fi)"
   done
-  for v in orig sm90 ptx90 z-sm90; do
+  for v in orig sm90 ptx90 z-sm90 lz4 dz; do
     run "$kind-$v-eager" "$(dir $v)" "$(if [ $kind = app ]; then echo $v; else echo host; fi)" CUDA_MODULE_LOADING=EAGER
   done
 
@@ -52,6 +52,10 @@ for kind in app lib; do
   same sm90-eager "(a) with EAGER module loading"
   same ptx90-eager "(b) with EAGER module loading"
   same z-sm90-eager "(d) with EAGER module loading"
+  same lz4 "(e) offload-kit compress (LZ4)"
+  same dz "(f) offload-kit decompress of (d)'s input"
+  same lz4-eager "(e) with EAGER module loading"
+  same dz-eager "(f) with EAGER module loading"
   # (c) the negative control must fail to launch, and say why.
   out="$RESULTS/$kind-sm80.out"
   if [ "$(rc $kind-sm80)" != 0 ] && grep -q "cudaErrorNoKernelImageForDevice" "$out" && ! grep -q "sum=" "$out"; then

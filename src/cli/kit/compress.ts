@@ -55,8 +55,8 @@ export async function runTransform(operation: "compress" | "decompress", values:
 }
 
 export const compress: Subcommand = {
-  summary: "Compress plain bundles into CCOBs (LLVM's parameters): FILE... (-o OUT | --out-dir=DIR | --in-place) [--format=2|3] [--level=N].",
-  spec: () => transformSpec("offload-kit compress: turn plain offload bundles into compressed ones (CCOB), in bundle files and archives\n", [
+  summary: "Compress plain bundles into CCOBs (LLVM's parameters), plain NVIDIA fatbin entries into LZ4: FILE... (-o OUT | --out-dir=DIR | --in-place) [--format=2|3] [--level=N].",
+  spec: () => transformSpec("offload-kit compress: turn plain offload bundles into compressed ones (CCOB), in bundle files and archives;\nNVIDIA fatbin entries (PTX, cubins) into LZ4 blocks, as nvcc --compress-mode=speed -Xfatbin -compress-all stores them (--format, --level do not apply)\n", [
     { name: "format", kind: "string", valueName: "2|3", description: "CCOB version: 2 (LLVM 19 reads it; the default) or 3 (LLVM 22)", category },
     LEVEL_OPTION("zstd level (default 3, LLVM's)"),
   ], [

@@ -9,9 +9,10 @@
  *
  * `lz4-block`: a u32 capacity and an LZ4 block from a small greedy encoder here (literal runs, overlapping
  * and distant matches, length extensions); decoding never gives more than the capacity, and a valid block
- * decodes to what was encoded.
+ * decodes to what was encoded. Round trip: src/compress/lz4-block.ts's encoder over the decoded bytes and
+ * over the raw input decodes back to them.
  */
-import { decodeLz4Block } from "../../../../src/compress/lz4-block.js";
+import { decodeLz4Block, encodeLz4Block as encodeLz4BlockProduction } from "../../../../src/compress/lz4-block.js";
 import { nodeCodecs } from "../../../../src/compress/node/codecs.js";
 import { OffloadKitError } from "../../../../src/engine/errors.js";
 import { readExact } from "../../../../src/engine/source.js";
@@ -243,6 +244,12 @@ export const lz4BlockTarget: FuzzTarget = {
     const capacity = Math.min(new DataView(input.buffer, input.byteOffset).getUint32(0, true), MAX_CAPACITY);
     const out = decodeLz4Block(input.subarray(4), capacity);
     const again = decodeLz4Block(encodeLz4Block(out), out.length);
-    return Buffer.compare(again, out) === 0 ? undefined : "re-encoded block decodes differently";
+    if (Buffer.compare(again, out) !== 0) return "re-encoded block decodes differently";
+    // The production encoder (compress of NVIDIA entries) over the decoded bytes and over the raw input bytes.
+    for (const data of [out, input.subarray(4)]) {
+      const block = encodeLz4BlockProduction(data);
+      if (Buffer.compare(decodeLz4Block(block, data.length), data) !== 0) return `src/compress/lz4-block.ts encodeLz4Block: ${data.length} bytes decode differently`;
+    }
+    return undefined;
   },
 };
