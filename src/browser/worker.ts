@@ -68,6 +68,11 @@ async function memberSource(file: Blob, reads: BlobSource, member: readonly stri
   return lastMember;
 }
 
+/** A File's name ("blob" for a Blob that has none), as package members are named after it. */
+function nameOf(file: Blob): string {
+  return (file as Partial<File>).name ?? "blob";
+}
+
 /** What names a file across requests (each request carries its own Blob object). */
 function fileKey(file: Blob): string {
   const named = file as Partial<File>;
@@ -123,12 +128,13 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     }
     const loaded = await codecs();
     if (request.op === "kernels") {
-      scope.postMessage({ id, op: "kernels", result: loadKernelTable(new BlobSource(request.file), locateOptions({ codecs: loaded.codecs })) });
+      scope.postMessage({ id, op: "kernels", result: await loadKernelTable(new BlobSource(request.file), nameOf(request.file), locateOptions({ codecs: loaded.codecs })) });
       return;
     }
     if (request.op === "diff") {
       const options = locateOptions({ codecs: loaded.codecs });
-      scope.postMessage({ id, op: "diff", result: diffSources(new BlobSource(request.a), new BlobSource(request.b), options) });
+      const side = (file: Blob) => ({ source: new BlobSource(file), name: nameOf(file) });
+      scope.postMessage({ id, op: "diff", result: await diffSources(side(request.a), side(request.b), options) });
       return;
     }
     if (request.op === "extract") {

@@ -776,14 +776,17 @@ document.getElementById("copy-json")!.addEventListener("click", async () => {
 let runs = 0;
 let runStarted = 0;
 
-/** The Kernels view of each file read (packages aside), and the Diff view when two were dropped together. */
+/**
+ * The Kernels view of each file read (a package's lists its members' kernels, each labelled by the member),
+ * and the Diff view when two were dropped together (files or packages, as offload-kit diff takes them).
+ */
 const kernelViews = element("div", { id: "kernel-views" });
 filesView.after(kernelViews);
 
 function offerKernelViews(batch: readonly Shown[]): void {
-  const plain = batch.filter((item) => item.package === undefined && item.error === undefined);
-  for (const item of plain) kernelViews.append(kernelsView(worker, item.file));
-  if (batch.length === 2 && plain.length === 2) kernelViews.append(diffView(worker, plain[0]!.file, plain[1]!.file));
+  const read = batch.filter((item) => item.error === undefined);
+  for (const item of read) kernelViews.append(kernelsView(worker, item.file));
+  if (batch.length === 2 && read.length === 2) kernelViews.append(diffView(worker, read[0]!.file, read[1]!.file));
 }
 
 async function inspectFiles(files: Iterable<File>): Promise<void> {
