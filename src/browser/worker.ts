@@ -22,6 +22,7 @@ import { inspectPackage, readPackageMember } from "./packages.js";
 import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
+import { treePlace } from "./kpack-tree.js";
 
 export interface WorkerScope {
   postMessage(message: WorkerReply, transfer?: Transferable[]): void;
@@ -202,7 +203,8 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     const onDecode = (d: DecodeProgress) => report({ ...progress, decoding: d }, d.decoded === d.total);
     // A file inspected again is decoded again (its bundles may be kept from before: they are dropped).
     decoded.forget(fileKey(request.file));
-    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: (p) => report({ ...p, decoding: undefined }), cache: decoded, key: fileKey(request.file), onDecode });
+    const kpack = request.tree !== undefined ? { kpack: { place: treePlace(request.tree), path: request.path ?? request.name } } : {};
+    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: (p) => report({ ...p, decoding: undefined }), cache: decoded, key: fileKey(request.file), onDecode, ...kpack });
     // In parts (src/browser/report-parts.ts): one message of 100,000 entries blocks the page while it is read.
     const { head, parts } = splitResult({
       ...inspection,
