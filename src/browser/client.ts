@@ -175,11 +175,12 @@ export class OffloadKitWorker {
    * `prunedBlob` puts them together. Linked ELF files (executables, shared libraries) too: their output is
    * slices of `file` and the bytes the ELF editor made, never the whole file in memory. With `member`, that
    * member of the package `file` is (as inspectPackage named it): what `offload-kit prune` writes for the
-   * member extracted.
+   * member extracted. With `package`, the package itself rewritten, as `offload-kit prune x.whl -o out.whl`
+   * writes it (wheels and other zips: src/browser/prune-zip.ts; any other package is refused, saying so).
    */
-  async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[] } = {}): Promise<PruneReply> {
+  async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[]; package?: boolean } = {}): Promise<PruneReply> {
     const name = options.name ?? ((file as File).name || "blob");
-    const reply = await this.request({ op: "prune", file, name, keep, ...(options.member !== undefined ? { member: options.member } : {}) });
+    const reply = await this.request({ op: "prune", file, name, keep, ...(options.member !== undefined ? { member: options.member } : {}), ...(options.package === true ? { package: true } : {}) });
     if (reply.op !== "pruned") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return reply.result;
   }

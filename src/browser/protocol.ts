@@ -23,7 +23,7 @@ export type WorkerRequest =
    * `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it;
    * with `member`, of that member of the package `file` is (the package walked again to reach it).
    */
-  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[] }
+  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[]; readonly package?: boolean }
   /** The kernels of `file`, kept in the worker as a table (src/browser/kernel-tables.ts); then windows of it. */
   | { readonly id: number; readonly op: "kernels"; readonly file: Blob }
   | { readonly id: number; readonly op: "kernel-rows"; readonly query: KernelQuery }

@@ -23,6 +23,7 @@ import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
 import { treePlace } from "./kpack-tree.js";
+import { isZipPackage, pruneZipPackage } from "./prune-zip.js";
 
 export interface WorkerScope {
   postMessage(message: WorkerReply, transfer?: Transferable[]): void;
@@ -158,6 +159,15 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     }
     if (request.op === "prune") {
       if (loaded.codecs === undefined) throw new OffloadKitError(loaded.error!.code, `cannot prune here: ${loaded.error!.message}`);
+      if (request.package === true) {
+        const source = new BlobSource(request.file);
+        // Only a zip is written back here; the CLI rewrites the other kinds (.deb, conda, images, tarballs).
+        if (!isZipPackage(source)) throw new OffloadKitError("PACKAGE_NOT_WRITTEN_HERE", `the page rewrites wheels and other zips only: offload-kit prune --keep=${request.keep.join(",")} ${request.name} -o OUT writes this package`);
+        const result = await pruneZipPackage(source, request.name, request.keep, loaded.codecs);
+        const transfer = result.parts.flatMap((p) => ("bytes" in p ? [p.bytes.buffer as ArrayBuffer] : []));
+        scope.postMessage({ id, op: "pruned", result }, transfer);
+        return;
+      }
       const { result, transfer } = request.member === undefined
         ? pruned(new BlobSource(request.file), request.name, request.keep, loaded.codecs, "ranges")
         : pruned((await memberSource(request.file, new BlobSource(request.file), request.member)).source, request.name, request.keep, loaded.codecs, "bytes");

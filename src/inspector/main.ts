@@ -352,7 +352,9 @@ function pruneButton(item: Shown): HTMLElement {
     note.textContent = `Pruning for ${gpu.canonical}…`;
     try {
       // `--keep` semantics: what a device of this GPU loads, host entries always (src/prune/select.ts).
-      const result = await worker.prune(item.file, [gpu.canonical], item.member !== undefined ? { name: item.name, member: item.member } : {});
+      // A package's own button: the package rewritten (a wheel or zip), as offload-kit prune x.whl -o out.whl writes it.
+      const whole = item.package !== undefined && item.member === undefined;
+      const result = await worker.prune(item.file, [gpu.canonical], item.member !== undefined ? { name: item.name, member: item.member } : whole ? { name: item.name, package: true } : {});
       // A member is saved under its own name (the last level of its path), as extract names it.
       const name = prunedName(item.member !== undefined ? item.member.at(-1)!.replace(/^.*\//, "") : item.file.name, gpu.canonical);
       const inputSize = item.member !== undefined ? item.result?.report.size ?? 0 : item.file.size;
@@ -674,6 +676,12 @@ async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElemen
     members.push(member);
     // Its read statistics are the package's (members are not read from the File one by one).
     await renderResult(member, { ...m, bytesRead: 0, reads: 0, readMilliseconds: 0, milliseconds: 0, engine: pkg.engine }, memberStatus, memberBar);
+  }
+  // The package itself pruned: a zip (wheel) is rewritten here as the CLI rewrites it; other kinds are the CLI's.
+  if (pkg.members.length > 0) {
+    item.pruneRefusal = w.format === "zip" ? undefined
+      : `not offered for ${w.format} packages in the page (it rewrites wheels and other zips): offload-kit prune --keep=GPU ${pkg.name} -o OUT writes the ${w.format} package`;
+    section.insertBefore(element("div", { className: "file-actions package-actions" }, pruneButton(item)), section.querySelector("section.file.member"));
   }
   status.className = "status done";
   status.textContent = `${formatCount(pkg.members.length)} of ${formatCount(w.members)} members with device code; read ${formatBytes(pkg.bytesRead)} in ${pkg.reads} read${pkg.reads === 1 ? "" : "s"}, ${Math.round(pkg.milliseconds)} ms in all (${pkg.engine} engine)`;
