@@ -321,7 +321,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: Kernels and Diff vi
     // tasks of 100-356 ms wall were 24-32 ms of CPU, layout and paint of the box's rows).
     const cdp = await browser.context.newCDPSession(page);
     const events: { name: string; ph: string; pid: number; tid: number; dur?: number; tdur?: number; args?: { name?: string } }[] = [];
-    cdp.on("Tracing.dataCollected", (d) => events.push(...(d.value as typeof events)));
+    cdp.on("Tracing.dataCollected", (d) => events.push(...(d.value as unknown as typeof events)));
     const traced = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
     await cdp.send("Tracing.start", { traceConfig: { includedCategories: ["toplevel", "devtools.timeline", "disabled-by-default-devtools.timeline"] }, transferMode: "ReportEvents" });
     const before = await page.evaluate(() => performance.now());
