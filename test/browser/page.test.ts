@@ -225,6 +225,24 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page in Chromium", () => 
       await expandAll(page);
       const shownArchives = await page.$$eval("section.file tr.entry .kpack-archive", (cells) => cells.map((c) => c.textContent));
       expect(shownArchives.sort()).toEqual(named.sort());
+
+      // The same tree as a package (a .tar.gz): ls does not look for a member's archives (they are members too,
+      // listed as kpack archives), nor does the page; the saved report is ls --json's, byte for byte.
+      const tarball = join(tmpdir(), `offload-kit-kpack-${tree}-${process.pid}.tar.gz`);
+      try {
+        expect(spawnSync("tar", ["-czf", tarball, "-C", parent, "stage"]).status).toBe(0);
+        const name = tarball.split("/").pop()!;
+        const lsPackage = runKit(["ls", "--json", name], tmpdir());
+        await page.reload();
+        await page.setInputFiles("#file-input", tarball);
+        await page.waitForFunction(() => document.body.dataset.runs === "1", undefined, { timeout: HANG_MS });
+        const [saved] = await Promise.all([page.waitForEvent("download", { timeout: HANG_MS }), page.click("#save-json")]);
+        const report = readFileSync(await saved.path(), "utf8");
+        expect(JSON.parse(lsPackage.stdout).files[0].members.some((m: any) => m.bundles.some((b: any) => b.format === "kpack")), tree).toBe(true);
+        expect(report, tree).toBe(lsPackage.stdout);
+      } finally {
+        rmSync(tarball, { force: true });
+      }
     }
     expect(pageErrors).toEqual([]);
   });
