@@ -9,6 +9,7 @@
  * `offload-kit/browser-worker` module as your bundler emits it, or a file you serve: what a page with a
  * Content-Security-Policy that refuses blob: workers needs); or a Worker you started yourself.
  */
+import type { TreeFile } from "./kpack-tree.js";
 import { OffloadKitError } from "../engine/errors.js";
 import type { EntryRef, InspectProgress } from "./inspect.js";
 import type { DiffSummary, KernelQuery, KernelRows, KernelTableSummary } from "./kernel-tables.js";
@@ -28,6 +29,13 @@ export interface InspectRequestOptions {
   /** The name reported as `path` (default: the File's name). */
   readonly name?: string;
   readonly onProgress?: (progress: InspectProgress) => void;
+  /**
+   * The files dropped with it, by their paths in the folder (`webkitRelativePath`), and `path`, its own: a
+   * kpack'd host's code objects are then looked for in the tree's `.kpack` archives as the runtime looks
+   * beside the binary on disk (inspect only).
+   */
+  readonly tree?: readonly TreeFile[];
+  readonly path?: string;
 }
 
 /** A request without its id (assigned when sent). */
@@ -126,7 +134,8 @@ export class OffloadKitWorker {
   /** Every bundle and offload binary in `file`, as `offload-kit ls --json` reports it, with its sizes. */
   async inspect(file: Blob, options: InspectRequestOptions = {}): Promise<InspectResult> {
     const name = options.name ?? ((file as File).name || "blob");
-    const reply = await this.request({ op: "inspect", file, name }, options.onProgress);
+    const tree = options.tree !== undefined ? { tree: options.tree, path: options.path ?? name } : {};
+    const reply = await this.request({ op: "inspect", file, name, ...tree }, options.onProgress);
     if (reply.op !== "inspected") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return reply.result;
   }
@@ -166,11 +175,12 @@ export class OffloadKitWorker {
    * `prunedBlob` puts them together. Linked ELF files (executables, shared libraries) too: their output is
    * slices of `file` and the bytes the ELF editor made, never the whole file in memory. With `member`, that
    * member of the package `file` is (as inspectPackage named it): what `offload-kit prune` writes for the
-   * member extracted.
+   * member extracted. With `package`, the package itself rewritten, as `offload-kit prune x.whl -o out.whl`
+   * writes it (wheels and other zips: src/browser/prune-zip.ts; any other package is refused, saying so).
    */
-  async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[] } = {}): Promise<PruneReply> {
+  async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[]; package?: boolean } = {}): Promise<PruneReply> {
     const name = options.name ?? ((file as File).name || "blob");
-    const reply = await this.request({ op: "prune", file, name, keep, ...(options.member !== undefined ? { member: options.member } : {}) });
+    const reply = await this.request({ op: "prune", file, name, keep, ...(options.member !== undefined ? { member: options.member } : {}), ...(options.package === true ? { package: true } : {}) });
     if (reply.op !== "pruned") throw new OffloadKitError("INTERNAL", `unexpected reply '${reply.op}' from the worker`);
     return reply.result;
   }

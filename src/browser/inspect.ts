@@ -22,6 +22,8 @@ import type { OpenCompressed } from "../inspect/scan.js";
 import { fileSizes } from "../inspect/sizes.js";
 import type { FileSizes, SizeRow } from "../inspect/sizes.js";
 import { byteStringToUnicode, concatBytes } from "../formats/bytes.js";
+import { withKpackHost } from "../kpack/location.js";
+import type { KpackPlace } from "../kpack/location.js";
 
 /**
  * A compressed bundle's contents are held in memory here (Node spills large ones to a temporary file):
@@ -178,16 +180,21 @@ export function locateOptions(options: BrowserReadOptions): LocateOptions {
   };
 }
 
-/** Every bundle and offload binary in `source`, as `offload-kit ls --json` and `offload-kit sizes` report them. */
-export function inspectSource(source: ByteSource | Uint8Array, name: string, options: InspectOptions = {}): Inspection {
+/**
+ * Every bundle and offload binary in `source`, as `offload-kit ls --json` and `offload-kit sizes` report them.
+ * With `kpack`, a kpack'd host's code objects are looked for in the archives of that place (a dropped folder:
+ * src/browser/kpack-tree.ts), `path` being the host's path there, as ls looks for them beside a file on disk.
+ */
+export function inspectSource(source: ByteSource | Uint8Array, name: string, options: InspectOptions & { readonly kpack?: { readonly place: KpackPlace; readonly path: string } } = {}): Inspection {
   let bundles = 0;
   let images = 0;
   const progress = options.onProgress;
-  const location: Location = locate(source, {
+  let location: Location = locate(source, {
     ...locateOptions(options),
     onBundle: progress === undefined ? undefined : (bundle) => progress({ bundles: ++bundles, images, offset: bundle.compressed?.offset ?? bundle.offset }),
     onOffloadBinaries: progress === undefined ? undefined : (run) => progress({ bundles, images: (images += run.images.length), offset: run.offset }),
   });
+  if (options.kpack !== undefined) location = withKpackHost(options.kpack.place, options.kpack.path, source instanceof Uint8Array ? bytesSource(source) : source, location);
   const sizes = fileSizes(name, location);
   // IDs as text, as `offload-kit sizes --json` prints them.
   const text = (rows: readonly SizeRow[]) => rows.map((r) => ({ ...r, id: byteStringToUnicode(r.id) }));

@@ -5,6 +5,10 @@
  * the page whole: the page draws the rows on screen and holds no more (no main-thread task over 50 ms).
  *
  * A diff is `offload-kit diff`'s (src/kernels/diff.ts), flattened to one line per kernel change for display.
+ *
+ * A package (a .deb, wheel, tarball...: src/browser/packages.ts) is walked and each member's code objects
+ * read as `offload-kit kernels PACKAGE` reads them: its rows carry the member's path, and a diff of two
+ * packages compares all their members' code objects, as `offload-kit diff A.deb B.deb` does.
  */
 import type { ByteSource } from "../engine/source.js";
 import { collectKernels } from "../kernels/collect.js";
@@ -12,9 +16,11 @@ import type { FoundCodeObject } from "../kernels/collect.js";
 import { demangleOrKeep } from "../kernels/demangle.js";
 import { diffBuilds } from "../kernels/diff.js";
 import type { LocateOptions } from "../inspect/locate.js";
+import { collectPackageKernels } from "./packages.js";
+import { memberDisplayPath } from "../packages/walk.js";
 
 /** The columns a kernel row has, and what the page may sort by. */
-export const KERNEL_COLUMNS = ["name", "id", "vgprs", "sgprs", "lds", "scratch", "codeSize", "occupancy"] as const;
+export const KERNEL_COLUMNS = ["name", "id", "vgprs", "sgprs", "lds", "scratch", "codeSize", "occupancy", "member"] as const;
 export type KernelColumn = (typeof KERNEL_COLUMNS)[number];
 
 export interface KernelRow {
@@ -29,6 +35,8 @@ export interface KernelRow {
   readonly codeSize?: number;
   /** Waves per SIMD (src/kernels/occupancy.ts). */
   readonly occupancy?: number;
+  /** In a package: the member holding the code object (`usr/lib/librocrand.so.1`, `a.tar!lib/x.so` when nested). */
+  readonly member?: string;
 }
 
 export interface KernelTableSummary {
@@ -36,11 +44,19 @@ export interface KernelTableSummary {
   readonly table: number;
   readonly codeObjects: number;
   readonly kernels: number;
+  /** For a package: its format and the members whose code objects are listed; undefined for a plain file. */
+  readonly package?: { readonly members: number; readonly problems: readonly string[] };
   /** Target IDs and processors present, sorted: what the GPU filter offers. */
   readonly ids: readonly string[];
   readonly processors: readonly string[];
   readonly problems: readonly { readonly id: string; readonly code: string; readonly message: string }[];
   readonly milliseconds: number;
+}
+
+/** The code objects of one file, or of one member of a package (`member` its path inside it). */
+interface KernelSource {
+  readonly member?: readonly string[];
+  readonly codeObjects: readonly FoundCodeObject[];
 }
 
 export interface KernelQuery {
@@ -98,27 +114,51 @@ function compareValues(a: string | number | undefined, b: string | number | unde
   return a === b ? 0 : (a as string | number) < (b as string | number) ? -1 : 1;
 }
 
-/** The kernels of `source` as a table kept here; its summary. */
-export function loadKernelTable(source: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries">): KernelTableSummary {
+type CollectOptions = Omit<LocateOptions, "onBundle" | "onOffloadBinaries">;
+
+/**
+ * The code objects of `source`: of each member when it is a package (then `package` is set), else of the
+ * file. `name` is the file's, as package problems name it.
+ */
+async function codeObjectsOf(source: ByteSource, name: string, options: CollectOptions, keepMetadata: boolean): Promise<{ items: readonly KernelSource[]; package?: { members: number; problems: string[] } }> {
+  const pkg = await collectPackageKernels(source, name, { ...options, keepMetadata });
+  if (pkg === undefined) return { items: [{ codeObjects: collectKernels(source, { ...options, keepMetadata }).codeObjects }] };
+  return {
+    items: pkg.members,
+    package: {
+      members: pkg.members.length,
+      problems: pkg.problems.map((p) => `${memberDisplayPath([name, ...p.path.slice(1)])}: ${p.message} [${p.code}]`),
+    },
+  };
+}
+
+/** The kernels of `source` (a file or a package) as a table kept here; its summary. */
+export async function loadKernelTable(source: ByteSource, name: string, options: CollectOptions): Promise<KernelTableSummary> {
   const started = performance.now();
-  const found = collectKernels(source, { ...options, keepMetadata: false });
+  const found = await codeObjectsOf(source, name, options, false);
   const rows: KernelRow[] = [];
   const processors: string[] = [];
   const problems: { id: string; code: string; message: string }[] = [];
-  for (const c of found.codeObjects) {
-    if (c.problem !== undefined) problems.push({ id: c.id, code: c.problem.code, message: c.problem.message });
-    for (const k of c.kernels) {
-      rows.push({ name: k.demangled, id: c.id, vgprs: k.vgprs, sgprs: k.sgprs, lds: k.lds, scratch: k.scratch, codeSize: k.codeSize, occupancy: k.occupancy?.waves });
-      processors.push(c.processor ?? "");
+  const all: FoundCodeObject[] = [];
+  for (const item of found.items) {
+    const member = item.member === undefined ? undefined : memberDisplayPath(item.member);
+    for (const c of item.codeObjects) {
+      all.push(c);
+      if (c.problem !== undefined) problems.push({ id: member === undefined ? c.id : `${member}: ${c.id}`, code: c.problem.code, message: c.problem.message });
+      for (const k of c.kernels) {
+        rows.push({ name: k.demangled, id: c.id, vgprs: k.vgprs, sgprs: k.sgprs, lds: k.lds, scratch: k.scratch, codeSize: k.codeSize, occupancy: k.occupancy?.waves, ...(member !== undefined ? { member } : {}) });
+        processors.push(c.processor ?? "");
+      }
     }
   }
   const table = nextTable++;
   tables.set(table, { rows, processors });
   for (const old of tables.keys()) if (tables.size > MAX_TABLES) tables.delete(old);
   return {
-    table, codeObjects: found.codeObjects.length, kernels: rows.length,
-    ids: [...new Set(found.codeObjects.map((c) => c.id))].sort(),
-    processors: [...new Set(found.codeObjects.map((c) => c.processor).filter((p): p is string => p !== undefined))].sort(),
+    table, codeObjects: all.length, kernels: rows.length,
+    ...(found.package !== undefined ? { package: found.package } : {}),
+    ids: [...new Set(all.map((c) => c.id))].sort(),
+    processors: [...new Set(all.map((c) => c.processor).filter((p): p is string => p !== undefined))].sort(),
     problems, milliseconds: performance.now() - started,
   };
 }
@@ -161,11 +201,12 @@ function valueText(value: unknown): string {
   return value === undefined ? "(none)" : typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** `offload-kit diff a b`, flattened for the page. */
-export function diffSources(a: ByteSource, b: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries">): DiffSummary {
+/** `offload-kit diff a b` (files or packages: a package's side is all its members' code objects), flattened for the page. */
+export async function diffSources(a: { source: ByteSource; name: string }, b: { source: ByteSource; name: string }, options: CollectOptions): Promise<DiffSummary> {
   const started = performance.now();
-  const before: readonly FoundCodeObject[] = collectKernels(a, { ...options, keepMetadata: true }).codeObjects;
-  const after: readonly FoundCodeObject[] = collectKernels(b, { ...options, keepMetadata: true }).codeObjects;
+  const side = async (s: { source: ByteSource; name: string }) => (await codeObjectsOf(s.source, s.name, options, true)).items.flatMap((i) => i.codeObjects);
+  const before: readonly FoundCodeObject[] = await side(a);
+  const after: readonly FoundCodeObject[] = await side(b);
   const diff = diffBuilds(before, after);
   const kernels: DiffKernelLine[] = [];
   // Diff keys are mangled names, a second copy in one target ID counted as `name#2`.

@@ -17,6 +17,10 @@ import { editableContainerOf } from "../prune/index.js";
 import { BROWSER_MAX_DECOMPRESSED, inspectSource } from "./inspect.js";
 import { captureMember, isCaptureMiss } from "../inspect/stream-locate.js";
 import type { InspectOptions, Inspection } from "./inspect.js";
+import { collectKernels } from "../kernels/collect.js";
+import type { FoundCodeObject } from "../kernels/collect.js";
+import type { LocateOptions } from "../inspect/locate.js";
+import type { ScanProblem } from "../inspect/scan.js";
 
 type Format = "gzip" | "deflate-raw" | "zstd";
 
@@ -166,4 +170,38 @@ export async function inspectPackage(
     onProblem: (p) => problems.push(p),
   });
   return walk === undefined ? undefined : { package: walk, members, problems };
+}
+
+/** One member of a package and its code objects (src/kernels/collect.ts), as `offload-kit kernels` lists it. */
+export interface PackageMemberKernels {
+  /** The member's path inside the package, one element per level. */
+  readonly member: readonly string[];
+  readonly codeObjects: readonly FoundCodeObject[];
+  readonly problems: readonly ScanProblem[];
+}
+
+/**
+ * The kernels of every member of package `source`, as `offload-kit kernels PACKAGE` gathers them
+ * (src/kernels/node/gather.ts: members without code objects or problems left out); undefined when `source`
+ * is not a package. Each member is held in memory while its code objects are read (a kernel's note and
+ * symbols are anywhere in it, so the streaming locator's capture would miss them), then dropped.
+ */
+export async function collectPackageKernels(
+  source: ByteSource,
+  name: string,
+  options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries"> & { readonly keepMetadata?: boolean; readonly maxMemberSize?: number },
+): Promise<{ readonly members: readonly PackageMemberKernels[]; readonly problems: readonly PackageProblem[] } | undefined> {
+  const members: PackageMemberKernels[] = [];
+  const problems: PackageProblem[] = [];
+  const walk = await walkPackage(source, name, {
+    decoders: browserDecoders(),
+    spooler: memorySpooler(options.maxMemberSize ?? BROWSER_MAX_DECOMPRESSED),
+    onMember: ({ path, source: member }) => {
+      const found = collectKernels(member, options);
+      if (found.codeObjects.length === 0 && found.location.problems.length === 0) return;
+      members.push({ member: path.slice(1), codeObjects: found.codeObjects, problems: found.location.problems });
+    },
+    onProblem: (p) => problems.push(p),
+  });
+  return walk === undefined ? undefined : { members, problems };
 }

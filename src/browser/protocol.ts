@@ -7,9 +7,14 @@ import type { EntryRef, InspectProgress, Inspection } from "./inspect.js";
 import type { ReportPart } from "./report-parts.js";
 import type { DiffSummary, KernelQuery, KernelRows, KernelTableSummary } from "./kernel-tables.js";
 import type { PackageProblem, PackageWalk } from "../packages/walk.js";
+import type { TreeFile } from "./kpack-tree.js";
 
 export type WorkerRequest =
-  | { readonly id: number; readonly op: "inspect"; readonly file: Blob; readonly name: string }
+  /**
+   * With `tree` (the files dropped with it, `path` being its own path among them), a kpack'd host's code
+   * objects are looked for in the tree's `.kpack` archives (src/browser/kpack-tree.ts).
+   */
+  | { readonly id: number; readonly op: "inspect"; readonly file: Blob; readonly name: string; readonly tree?: readonly TreeFile[]; readonly path?: string }
   /** The file walked as a package (src/browser/packages.ts inspectPackage) when its content is one. */
   | { readonly id: number; readonly op: "inspect-package"; readonly file: Blob; readonly name: string }
   /** An entry's bytes; with `member`, of that member of the package `file` is (its path inside it, as inspect-package gave it). */
@@ -18,7 +23,7 @@ export type WorkerRequest =
    * `offload-kit prune --keep=GPU,...` of the file (src/prune/index.ts planPrune), `name` as its messages name it;
    * with `member`, of that member of the package `file` is (the package walked again to reach it).
    */
-  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[] }
+  | { readonly id: number; readonly op: "prune"; readonly file: Blob; readonly name: string; readonly keep: readonly string[]; readonly member?: readonly string[]; readonly package?: boolean }
   /** The kernels of `file`, kept in the worker as a table (src/browser/kernel-tables.ts); then windows of it. */
   | { readonly id: number; readonly op: "kernels"; readonly file: Blob }
   | { readonly id: number; readonly op: "kernel-rows"; readonly query: KernelQuery }

@@ -22,6 +22,8 @@ import { inspectPackage, readPackageMember } from "./packages.js";
 import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
+import { treePlace } from "./kpack-tree.js";
+import { isZipPackage, pruneZipPackage } from "./prune-zip.js";
 
 export interface WorkerScope {
   postMessage(message: WorkerReply, transfer?: Transferable[]): void;
@@ -66,6 +68,11 @@ async function memberSource(file: Blob, reads: BlobSource, member: readonly stri
   const named = file as Partial<File>;
   lastMember = { key, source: await readPackageMember(reads, named.name ?? "blob", member) };
   return lastMember;
+}
+
+/** A File's name ("blob" for a Blob that has none), as package members are named after it. */
+function nameOf(file: Blob): string {
+  return (file as Partial<File>).name ?? "blob";
 }
 
 /** What names a file across requests (each request carries its own Blob object). */
@@ -123,12 +130,13 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     }
     const loaded = await codecs();
     if (request.op === "kernels") {
-      scope.postMessage({ id, op: "kernels", result: loadKernelTable(new BlobSource(request.file), locateOptions({ codecs: loaded.codecs })) });
+      scope.postMessage({ id, op: "kernels", result: await loadKernelTable(new BlobSource(request.file), nameOf(request.file), locateOptions({ codecs: loaded.codecs })) });
       return;
     }
     if (request.op === "diff") {
       const options = locateOptions({ codecs: loaded.codecs });
-      scope.postMessage({ id, op: "diff", result: diffSources(new BlobSource(request.a), new BlobSource(request.b), options) });
+      const side = (file: Blob) => ({ source: new BlobSource(file), name: nameOf(file) });
+      scope.postMessage({ id, op: "diff", result: await diffSources(side(request.a), side(request.b), options) });
       return;
     }
     if (request.op === "extract") {
@@ -151,6 +159,15 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     }
     if (request.op === "prune") {
       if (loaded.codecs === undefined) throw new OffloadKitError(loaded.error!.code, `cannot prune here: ${loaded.error!.message}`);
+      if (request.package === true) {
+        const source = new BlobSource(request.file);
+        // Only a zip is written back here; the CLI rewrites the other kinds (.deb, conda, images, tarballs).
+        if (!isZipPackage(source)) throw new OffloadKitError("PACKAGE_NOT_WRITTEN_HERE", `the page rewrites wheels and other zips only: offload-kit prune --keep=${request.keep.join(",")} ${request.name} -o OUT writes this package`);
+        const result = await pruneZipPackage(source, request.name, request.keep, loaded.codecs);
+        const transfer = result.parts.flatMap((p) => ("bytes" in p ? [p.bytes.buffer as ArrayBuffer] : []));
+        scope.postMessage({ id, op: "pruned", result }, transfer);
+        return;
+      }
       const { result, transfer } = request.member === undefined
         ? pruned(new BlobSource(request.file), request.name, request.keep, loaded.codecs, "ranges")
         : pruned((await memberSource(request.file, new BlobSource(request.file), request.member)).source, request.name, request.keep, loaded.codecs, "bytes");
@@ -196,7 +213,8 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
     const onDecode = (d: DecodeProgress) => report({ ...progress, decoding: d }, d.decoded === d.total);
     // A file inspected again is decoded again (its bundles may be kept from before: they are dropped).
     decoded.forget(fileKey(request.file));
-    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: (p) => report({ ...p, decoding: undefined }), cache: decoded, key: fileKey(request.file), onDecode });
+    const kpack = request.tree !== undefined ? { kpack: { place: treePlace(request.tree), path: request.path ?? request.name } } : {};
+    const inspection = inspectSource(source, request.name, { codecs: loaded.codecs, onProgress: (p) => report({ ...p, decoding: undefined }), cache: decoded, key: fileKey(request.file), onDecode, ...kpack });
     // In parts (src/browser/report-parts.ts): one message of 100,000 entries blocks the page while it is read.
     const { head, parts } = splitResult({
       ...inspection,

@@ -21,7 +21,9 @@ const OVERSCAN = 10;
  */
 const NAME_DRAWN = 96;
 
-const COLUMNS: readonly { readonly key: KernelColumn; readonly title: string; readonly numeric: boolean }[] = [
+interface ColumnSpec { readonly key: KernelColumn; readonly title: string; readonly numeric: boolean }
+
+const COLUMNS: readonly ColumnSpec[] = [
   { key: "name", title: "Kernel", numeric: false },
   { key: "id", title: "Target ID", numeric: false },
   { key: "vgprs", title: "VGPRs", numeric: true },
@@ -31,6 +33,8 @@ const COLUMNS: readonly { readonly key: KernelColumn; readonly title: string; re
   { key: "codeSize", title: "Code size", numeric: true },
   { key: "occupancy", title: "Waves/SIMD", numeric: true },
 ];
+/** A package's table has one more: the member each kernel's code object is in (last, so a file's columns keep their places). */
+const MEMBER_COLUMN: ColumnSpec = { key: "member", title: "Member", numeric: false };
 
 function cellText(row: KernelRow, key: KernelColumn): string {
   const value = row[key];
@@ -55,8 +59,10 @@ export function kernelsView(worker: OffloadKitWorker, file: File): HTMLDetailsEl
     worker.kernels(file).then(
       (summary) => {
         status.className = "status done";
-        status.textContent = `${formatCount(summary.kernels)} kernels in ${formatCount(summary.codeObjects)} code objects (${Math.round(summary.milliseconds)} ms in the worker)`;
-        if (summary.codeObjects === 0) status.textContent = "No AMDGPU code objects found.";
+        const members = summary.package === undefined ? "" : ` of ${formatCount(summary.package.members)} package member${summary.package.members === 1 ? "" : "s"}`;
+        status.textContent = `${formatCount(summary.kernels)} kernels in ${formatCount(summary.codeObjects)} code objects${members} (${Math.round(summary.milliseconds)} ms in the worker)`;
+        if (summary.codeObjects === 0) status.textContent = summary.package === undefined ? "No AMDGPU code objects found." : "No AMDGPU code objects found in the package's members.";
+        for (const p of summary.package?.problems ?? []) details.append(element("p", { className: "note" }, p));
         for (const p of summary.problems) details.append(element("p", { className: "note" }, `${p.id}: ${p.message}`));
         if (summary.kernels > 0) details.append(kernelTable(worker, summary));
         details.dataset.kernels = String(summary.kernels);
@@ -83,7 +89,8 @@ function kernelTable(worker: OffloadKitWorker, summary: KernelTableSummary): HTM
 
   let sort: KernelColumn = "name";
   let descending = false;
-  const heads = COLUMNS.map((c) => {
+  const columns = summary.package === undefined ? COLUMNS : [...COLUMNS, MEMBER_COLUMN];
+  const heads = columns.map((c) => {
     const button = element("button", { type: "button", className: "sort" }, c.title);
     const th = element("th", { scope: "col", className: c.numeric ? "num" : c.key === "id" ? "id" : "" }, button);
     button.addEventListener("click", () => {
@@ -95,14 +102,14 @@ function kernelTable(worker: OffloadKitWorker, summary: KernelTableSummary): HTM
     });
     return th;
   });
-  const paintSort = () => COLUMNS.forEach((c, i) => heads[i]!.setAttribute("aria-sort", c.key === sort ? (descending ? "descending" : "ascending") : "none"));
+  const paintSort = () => columns.forEach((c, i) => heads[i]!.setAttribute("aria-sort", c.key === sort ? (descending ? "descending" : "ascending") : "none"));
   paintSort();
 
-  const top = element("td", { colSpan: COLUMNS.length });
-  const bottom = element("td", { colSpan: COLUMNS.length });
+  const top = element("td", { colSpan: columns.length });
+  const bottom = element("td", { colSpan: columns.length });
   const body = element("tbody");
   const table = element("table", { className: "rows kernel-rows" },
-    element("caption", { className: "visually-hidden" }, "Kernels: name, target ID, registers, LDS and scratch bytes, code size, occupancy"),
+    element("caption", { className: "visually-hidden" }, `Kernels: name, target ID, registers, LDS and scratch bytes, code size, occupancy${summary.package === undefined ? "" : ", package member"}`),
     element("thead", {}, element("tr", {}, ...heads)), body);
   const scroller = element("div", { className: "kernel-scroll", tabIndex: 0, role: "region", ariaLabel: "Kernels table" }, table);
   const view = element("div", { className: "kernel-view" }, controls, scroller);
@@ -118,18 +125,37 @@ function kernelTable(worker: OffloadKitWorker, summary: KernelTableSummary): HTM
     return { table: summary.table, sort, descending, gpu: gpu.value, name: name.value, start: first, count: visible + 2 * OVERSCAN };
   };
 
+  // The rows drawn are a pool reused from one window to the next: a scroll changes their texts, never
+  // the table's elements (building ~35 new rows and ~300 cells per frame cost the layout of all of them).
+  const spacerTop = element("tr", { className: "spacer", ariaHidden: "true" }, top);
+  const spacerBottom = element("tr", { className: "spacer", ariaHidden: "true" }, bottom);
+  body.append(spacerTop, spacerBottom);
+  const pool: { readonly tr: HTMLTableRowElement; readonly cells: HTMLTableCellElement[] }[] = [];
+  const setText = (cell: HTMLElement, text: string) => {
+    if (cell.firstChild?.nodeValue !== text) cell.textContent = text;
+  };
   const draw = (rows: readonly KernelRow[], start: number) => {
-    const drawn = rows.map((row, i) => element("tr", { className: "kernel", dataset: { position: start + i } },
-      ...COLUMNS.map((c) => {
+    while (pool.length < rows.length) {
+      const cells = columns.map((c) => element("td", { className: c.key === "name" ? "name" : c.numeric ? "num" : c.key === "member" ? "member" : "id" }));
+      const tr = element("tr", { className: "kernel" }, ...cells);
+      pool.push({ tr, cells });
+    }
+    while (pool.length > rows.length) pool.pop()!.tr.remove();
+    rows.forEach((row, i) => {
+      const { tr, cells } = pool[i]!;
+      tr.dataset.position = String(start + i);
+      columns.forEach((c, j) => {
         const text = cellText(row, c.key);
-        if (c.key === "name") return element("td", { className: "name", title: text }, text.length > NAME_DRAWN ? `${text.slice(0, NAME_DRAWN)}…` : text);
-        return element("td", { className: c.numeric ? "num" : "id" }, text);
-      })));
-    const spacerTop = element("tr", { className: "spacer", ariaHidden: "true" }, top);
-    const spacerBottom = element("tr", { className: "spacer", ariaHidden: "true" }, bottom);
+        const cell = cells[j]!;
+        if (c.key === "name" || c.key === "member") {
+          if (cell.title !== text) cell.title = text;
+          setText(cell, text.length > NAME_DRAWN ? `${text.slice(0, NAME_DRAWN)}…` : text);
+        } else setText(cell, text);
+      });
+      if (tr.parentNode === null) spacerBottom.before(tr);
+    });
     top.style.height = `${start * ROW_HEIGHT}px`;
     bottom.style.height = `${Math.max(0, total - start - rows.length) * ROW_HEIGHT}px`;
-    body.replaceChildren(spacerTop, ...drawn, spacerBottom);
   };
 
   /** Asks the worker for the rows now in view; a reply to an older question is dropped. */

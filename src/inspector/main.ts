@@ -28,6 +28,7 @@ import { summaryView } from "./summary.js";
 import { RowTable } from "./table.js";
 import type { Column } from "./table.js";
 import type { ZipEntrySource } from "./zip.js";
+import type { TreeFile } from "../browser/kpack-tree.js";
 
 /** Main-thread time spent building rows before letting the page paint and take input. */
 const ROW_BUDGET_MS = 16;
@@ -61,6 +62,8 @@ interface Shown {
   matches?: RowTable<Row>;
   matched: Row[];
   zipMatches?: HTMLButtonElement;
+  /** The files dropped with it (a folder): where a kpack'd host's archives are. */
+  tree?: readonly TreeFile[];
   /** "Download, pruned for GPU", and why it is not offered for this file (undefined: it is). */
   pruneButton?: HTMLButtonElement;
   pruneRefusal?: string;
@@ -94,6 +97,13 @@ async function entryBytes(item: Shown, row: Row): Promise<Blob | Uint8Array<Arra
   // compressed bundles, compressed images) the worker decodes, once per bundle (it keeps them).
   // A package member's entries are read by the worker from the member (the package walked again to reach it).
   if (row.range !== undefined && item.member === undefined) return item.file.slice(row.range.offset, row.range.offset + row.range.size);
+  // A kpack'd host's code object: a slice of the .kpack archive dropped with it.
+  if (row.kpack !== undefined) {
+    const archive = item.tree?.find((t) => t.path === row.kpack!.archive)?.file;
+    if (archive === undefined) throw new OffloadKitError("NO_SUCH_MEMBER", `${row.kpack.archive} is not among the files dropped`);
+    if (row.kpack.compression !== "none") throw new OffloadKitError("UNSUPPORTED", `this code object is a zstd frame in ${row.kpack.archive}: offload-kit extract decodes it`);
+    return archive.slice(row.kpack.offset, row.kpack.offset + row.kpack.size);
+  }
   const { bytes, bytesRead, decoded } = await worker.extractWithStats(item.file, row.ref, item.member !== undefined ? { member: item.member } : {});
   // For tests and the benchmark: what the last decoded download cost the worker.
   document.body.dataset.lastExtract = JSON.stringify({ bytesRead, decoded });
@@ -144,7 +154,7 @@ function entryRow(item: Shown, row: Row, withBundle: boolean): HTMLTableRowEleme
   return element("tr", { className: row.kind, dataset: row.kind === "entry" ? { bundle: row.bundle, entry: row.index, id: row.id } : { image: row.index, id: row.id } },
     ...(withBundle ? [element("td", { className: "num where" }, row.kind === "entry" ? String(row.bundle) : "image")] : []),
     element("td", { className: "num index" }, String(row.index)),
-    element("td", { className: "id" }, breakable(row.id)),
+    element("td", { className: "id" }, breakable(row.id), ...(row.kpack !== undefined ? [" ", element("span", { className: "kpack-archive note" }, `from ${row.kpack.archive}`)] : [])),
     element("td", { className: "num offset" }, hex(row.offset)),
     element("td", { className: "num size", title: formatBytes(row.size) }, formatCount(row.size)),
     element("td", { className: "num align" }, row.align !== undefined ? String(row.align) : ""),
@@ -342,7 +352,9 @@ function pruneButton(item: Shown): HTMLElement {
     note.textContent = `Pruning for ${gpu.canonical}…`;
     try {
       // `--keep` semantics: what a device of this GPU loads, host entries always (src/prune/select.ts).
-      const result = await worker.prune(item.file, [gpu.canonical], item.member !== undefined ? { name: item.name, member: item.member } : {});
+      // A package's own button: the package rewritten (a wheel or zip), as offload-kit prune x.whl -o out.whl writes it.
+      const whole = item.package !== undefined && item.member === undefined;
+      const result = await worker.prune(item.file, [gpu.canonical], item.member !== undefined ? { name: item.name, member: item.member } : whole ? { name: item.name, package: true } : {});
       // A member is saved under its own name (the last level of its path), as extract names it.
       const name = prunedName(item.member !== undefined ? item.member.at(-1)!.replace(/^.*\//, "") : item.file.name, gpu.canonical);
       const inputSize = item.member !== undefined ? item.result?.report.size ?? 0 : item.file.size;
@@ -665,21 +677,36 @@ async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElemen
     // Its read statistics are the package's (members are not read from the File one by one).
     await renderResult(member, { ...m, bytesRead: 0, reads: 0, readMilliseconds: 0, milliseconds: 0, engine: pkg.engine }, memberStatus, memberBar);
   }
+  // The package itself pruned: a zip (wheel) is rewritten here as the CLI rewrites it; other kinds are the CLI's.
+  if (pkg.members.length > 0) {
+    item.pruneRefusal = w.format === "zip" ? undefined
+      : `not offered for ${w.format} packages in the page (it rewrites wheels and other zips): offload-kit prune --keep=GPU ${pkg.name} -o OUT writes the ${w.format} package`;
+    section.insertBefore(element("div", { className: "file-actions package-actions" }, pruneButton(item)), section.querySelector("section.file.member"));
+  }
   status.className = "status done";
   status.textContent = `${formatCount(pkg.members.length)} of ${formatCount(w.members)} members with device code; read ${formatBytes(pkg.bytesRead)} in ${pkg.reads} read${pkg.reads === 1 ? "" : "s"}, ${Math.round(pkg.milliseconds)} ms in all (${pkg.engine} engine)`;
   section.dataset.bytesRead = String(pkg.bytesRead);
   bar.hidden = true;
 }
 
-async function inspectFile(file: File): Promise<void> {
+/**
+ * A file chosen or dropped, and its path: in a folder, from the folder on (`stage/bin/app`, as `offload-kit ls
+ * stage` names it); else its name.
+ */
+interface Picked {
+  readonly file: File;
+  readonly path: string;
+}
+
+async function inspectFile({ file, path }: Picked, tree: readonly TreeFile[]): Promise<void> {
   const status = element("p", { className: "status busy" }, `Reading ${formatBytes(file.size)}…`);
-  const bar = element("progress", { className: "bar", max: Math.max(1, file.size), value: 0, ariaLabel: `Reading ${file.name}` });
+  const bar = element("progress", { className: "bar", max: Math.max(1, file.size), value: 0, ariaLabel: `Reading ${path}` });
   const verdictLine = element("p", { className: "verdict-line", hidden: true });
-  const section = element("section", { className: "file", dataset: { name: file.name } }, element("h2", {}, breakable(file.name)), bar, status, verdictLine);
+  const section = element("section", { className: "file", dataset: { name: path } }, element("h2", {}, breakable(path)), bar, status, verdictLine);
   filesView.append(section);
-  const item: Shown = { file, name: file.name, section, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [] };
+  const item: Shown = { file, name: path, tree, section, verdictLine, rows: [], rowsByBundle: new Map(), kinds: new Set(), gpus: new Set(), matched: [] };
   shown.push(item);
-  announce(`Reading ${file.name}`);
+  announce(`Reading ${path}`);
   const onProgress = (p: InspectProgress) => {
     const { text, value, max } = progressText(file, p);
     status.textContent = text;
@@ -688,26 +715,28 @@ async function inspectFile(file: File): Promise<void> {
   };
   try {
     // A package (told by its content, as `offload-kit ls` tells it) is walked member by member.
-    const pkg = await worker.inspectPackage(file, { onProgress });
+    const pkg = await worker.inspectPackage(file, { onProgress, name: path });
     if (pkg !== undefined) {
       await renderPackage(item, pkg, status, bar);
       offerChoices();
       await refilter();
-      announce(`${file.name}: ${status.textContent}`);
+      announce(`${path}: ${status.textContent}`);
       return;
     }
-    const result = await worker.inspect(file, { onProgress });
+    // A kpack'd host's code objects are looked for in the .kpack archives dropped with it (a folder), as
+    // offload-kit ls looks beside it on disk (src/browser/kpack-tree.ts).
+    const result = await worker.inspect(file, { onProgress, name: path, tree, path });
     await renderResult(item, result, status, bar);
     offerChoices();
     await refilter();
-    announce(`${file.name}: ${statusText(result).split(";")[0]}`);
+    announce(`${path}: ${statusText(result).split(";")[0]}`);
   } catch (e) {
     bar.hidden = true;
     status.className = "status failed";
     status.textContent = "Could not read this file.";
     item.error = e instanceof OffloadKitError ? { code: e.code, message: e.message } : { code: "INTERNAL", message: errorText(e) };
     section.append(element("div", { className: "error", dataset: { code: e instanceof OffloadKitError ? e.code : "" } }, errorText(e)));
-    announce(`${file.name}: could not be read`);
+    announce(`${path}: could not be read`);
   }
 }
 
@@ -776,33 +805,71 @@ document.getElementById("copy-json")!.addEventListener("click", async () => {
 let runs = 0;
 let runStarted = 0;
 
-/** The Kernels view of each file read (packages aside), and the Diff view when two were dropped together. */
+/**
+ * The Kernels view of each file read (a package's lists its members' kernels, each labelled by the member),
+ * and the Diff view when two were dropped together (files or packages, as offload-kit diff takes them).
+ */
 const kernelViews = element("div", { id: "kernel-views" });
 filesView.after(kernelViews);
 
 function offerKernelViews(batch: readonly Shown[]): void {
-  const plain = batch.filter((item) => item.package === undefined && item.error === undefined);
-  for (const item of plain) kernelViews.append(kernelsView(worker, item.file));
-  if (batch.length === 2 && plain.length === 2) kernelViews.append(diffView(worker, plain[0]!.file, plain[1]!.file));
+  const read = batch.filter((item) => item.error === undefined);
+  for (const item of read) kernelViews.append(kernelsView(worker, item.file));
+  if (batch.length === 2 && read.length === 2) kernelViews.append(diffView(worker, read[0]!.file, read[1]!.file));
 }
 
-async function inspectFiles(files: Iterable<File>): Promise<void> {
+async function inspectFiles(picked: readonly Picked[]): Promise<void> {
   const started = (runStarted = performance.now());
   delete document.body.dataset.summaryMs;
   const from = shown.length;
-  for (const file of files) await inspectFile(file);
+  const tree = picked.map((p) => ({ path: p.path, file: p.file }));
+  for (const p of picked) await inspectFile(p, tree);
   offerKernelViews(shown.slice(from).filter((item) => item.member === undefined));
   // For tests and the benchmark: how many batches of files are shown, and how long the last took.
   document.body.dataset.lastRunMs = String(Math.round(performance.now() - started));
   document.body.dataset.runs = String(++runs);
 }
 
+/** Every file under a dropped folder, by its path from the dropped folder on (`stage/bin/app`). */
+async function filesUnder(entry: FileSystemEntry, path: string, out: Picked[]): Promise<void> {
+  if (entry.isFile) {
+    const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
+    out.push({ file, path });
+    return;
+  }
+  const reader = (entry as FileSystemDirectoryEntry).createReader();
+  // readEntries answers in batches (100 at a time in Chromium) until an empty one.
+  for (;;) {
+    const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
+    if (batch.length === 0) return;
+    for (const child of batch.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) await filesUnder(child, `${path}/${child.name}`, out);
+  }
+}
+
+/** What was dropped: files by name, folders walked (a kpack'd tree keeps its layout). */
+async function droppedFiles(transfer: DataTransfer | null): Promise<Picked[]> {
+  if (transfer === null) return [];
+  const entries = Array.from(transfer.items ?? []).map((item) => item.webkitGetAsEntry?.() ?? null);
+  if (!entries.some((e) => e?.isDirectory === true)) return Array.from(transfer.files).map((file) => ({ file, path: file.name }));
+  const out: Picked[] = [];
+  for (const entry of entries) if (entry !== null) await filesUnder(entry, entry.name, out);
+  return out;
+}
+
 const input = document.getElementById("file-input") as HTMLInputElement;
 input.addEventListener("change", () => {
   const files = Array.from(input.files ?? []);
   input.value = "";
-  void inspectFiles(files);
+  void inspectFiles(files.map((file) => ({ file, path: file.name })));
 });
+// A folder chosen: every file in it, by its path from the folder on.
+const folderInput = document.getElementById("folder-input") as HTMLInputElement;
+folderInput.addEventListener("change", () => {
+  const files = Array.from(folderInput.files ?? []);
+  folderInput.value = "";
+  void inspectFiles(files.map((file) => ({ file, path: file.webkitRelativePath || file.name })));
+});
+document.getElementById("choose-folder")!.addEventListener("click", () => folderInput.click());
 const drop = document.getElementById("drop")!;
 drop.addEventListener("click", () => input.click());
 drop.addEventListener("keydown", (event) => {
@@ -818,7 +885,7 @@ drop.addEventListener("dragleave", () => drop.classList.remove("over"));
 drop.addEventListener("drop", (event) => {
   event.preventDefault();
   drop.classList.remove("over");
-  void inspectFiles(Array.from(event.dataTransfer?.files ?? []));
+  void droppedFiles(event.dataTransfer).then(inspectFiles);
 });
 // Dropped anywhere else, a file would replace the page: keep it here.
 window.addEventListener("dragover", (event) => event.preventDefault());

@@ -32,6 +32,11 @@ export interface Row {
   readonly name: string;
   /** Where its bytes are in the file, when they are stored as is (a download is then a slice of the file). */
   readonly range?: { readonly offset: number; readonly size: number };
+  /**
+   * A kpack'd host's code object: the `.kpack` archive (its path in the dropped tree) it is read from, and where
+   * it is stored there (`range` is then unset: the host does not hold it).
+   */
+  readonly kpack?: { readonly archive: string; readonly compression: string; readonly offset: number; readonly size: number };
   readonly ref: EntryRef;
 }
 
@@ -77,7 +82,11 @@ export function* rowsOf(report: LocationJson, fileName: string, known: ReadonlyS
       align: e.align,
       processor: processor(e.id),
       offloadKind: e.id.split("-")[0]!,
-      ...(c !== undefined ? { compressed: c.method } : { range: { offset: e.offset, size: e.size } }),
+      // Not a slice of the file: a kpack'd host's code object (in an archive beside it), or a zstd frame of an archive, decoded.
+      ...(e.kpack?.archive !== undefined
+        ? { kpack: { archive: e.kpack.archive, compression: e.kpack.compression, offset: e.kpack.storedOffset, size: e.kpack.storedSize } }
+        : e.kpack?.compression === "zstd-per-kernel" ? { compressed: "zstd-per-kernel" }
+        : c !== undefined ? { compressed: c.method } : { range: { offset: e.offset, size: e.size } }),
       name: entryFileName(fileName, bundle.index, e.id),
       ref: { bundle: bundle.index, entry: i },
       };

@@ -277,6 +277,88 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
 
+  it("a wheel downloads pruned for the GPU as offload-kit prune x.whl -o out.whl writes it, member for member (RECORD rewritten, untouched members as stored); a .tar.gz says the CLI does it", async () => {
+    const work = join(dir, "wheel-prune");
+    mkdirSync(work, { recursive: true });
+    const G = "hipv4-amdgcn-amd-amdhsa--";
+    for (const [name, text] of Object.entries({ "h.txt": "host", "m.txt": "xnack- code", "p.txt": "xnack+ code!", "s.txt": "gfx906 code" })) writeFileSync(join(work, name), text);
+    const r = spawnSync(BUNDLER, ["-type=bc", `-targets=host-x86_64-unknown-linux-gnu,${G}gfx90a:xnack-,${G}gfx90a:xnack+,${G}gfx906`, "-input=h.txt", "-input=m.txt", "-input=p.txt", "-input=s.txt", "-output=both.bc"], { cwd: work, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    // A wheel as Python writes one (zipfile, deflate level 6), with a RECORD listing every member's sha256.
+    const members: [string, string][] = [["pkg/__init__.py", join(work, "h.txt")], ["pkg/lib/both.bc", join(work, "both.bc")], ["pkg/lib/fat.o", join(HOSTS, "fat.o")], ["pkg/lib/app", join(HOSTS, "app")]];
+    const script = [
+      "import base64, hashlib, json, sys, zipfile",
+      "members = json.loads(sys.argv[2])",
+      "rows = []",
+      "with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:",
+      "    for name, path in members:",
+      "        data = open(path, 'rb').read()",
+      "        z.writestr(name, data)",
+      "        rows.append('%s,sha256=%s,%d' % (name, base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode(), len(data)))",
+      "    z.writestr('pkg-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\n')",
+      "    rows.append('pkg-1.0.dist-info/RECORD,,')",
+      "    z.writestr('pkg-1.0.dist-info/RECORD', '\\n'.join(rows) + '\\n')",
+    ].join("\n");
+    const made = spawnSync("python3", ["-c", script, join(work, "pkg-1.0-py3-none-any.whl"), JSON.stringify(members)], { encoding: "utf8" });
+    expect(made.status, made.stderr).toBe(0);
+    writeFileSync(join(work, "code.tar.gz"), gzipSync(tarOf([tarEntry("lib/both.bc", readFileSync(join(work, "both.bc")))])));
+    await open([join(work, "pkg-1.0-py3-none-any.whl"), join(work, "code.tar.gz")]);
+    const wheel = page.locator('section.file.package[data-name="pkg-1.0-py3-none-any.whl"]');
+    const button = wheel.locator(".package-actions button.prune");
+    let written = 0;
+    for (const gpu of ["gfx90a:xnack-", "gfx906", "gfx1100"]) {
+      await page.fill("#gpu", gpu);
+      await page.waitForFunction((g) => document.querySelector(".package-actions button.prune")?.textContent === `Download, pruned for ${g}`, gpu);
+      const out = join(work, `out-${gpu}.whl`);
+      const cli = kit(["prune", `--keep=${gpu}`, "pkg-1.0-py3-none-any.whl", "-o", out], work);
+      if (cli.status !== 0) {
+        // Refused by the CLI: the page says the same and saves nothing.
+        await button.click();
+        await wheel.locator(".package-actions .prune-note.error").waitFor();
+        expect(await wheel.locator(".package-actions .prune-note.error").textContent()).toContain(cli.stderr.trim().split(": ").slice(-1)[0]);
+        continue;
+      }
+      const got = await download(() => button.click());
+      // Every member as the CLI writes it: same names and order, same contents, CRC-32 and sizes, RECORD the
+      // same; members not edited copied as their stored bytes (same compressed size). The deflate streams of
+      // the edited members are Chromium's zlib's (CompressionStream), not Node's: they decode to the same bytes
+      // but are not the same bytes (docs/browser.md), so the package as a whole is compared member by member.
+      const pagePath = join(work, `page-${gpu}.whl`);
+      writeFileSync(pagePath, got.bytes);
+      const describe = (path: string) => {
+        const run = spawnSync("python3", ["-c", [
+          "import hashlib, json, sys, zipfile",
+          "z = zipfile.ZipFile(sys.argv[1])",
+          "print(json.dumps([[i.filename, i.CRC, i.file_size, i.compress_type, i.compress_size, hashlib.sha256(z.read(i)).hexdigest()] for i in z.infolist()]))",
+        ].join("\n"), path], { encoding: "utf8" });
+        expect(run.status, run.stderr).toBe(0);
+        return JSON.parse(run.stdout) as [string, number, number, number, number, string][];
+      };
+      const before = new Map(describe(join(work, "pkg-1.0-py3-none-any.whl")).map((m) => [m[0], m]));
+      const cliMembers = describe(out);
+      const pageMembers = describe(pagePath);
+      expect(pageMembers.map((m) => [m[0], m[1], m[2], m[3], m[5]])).toEqual(cliMembers.map((m) => [m[0], m[1], m[2], m[3], m[5]]));
+      cliMembers.forEach((m, i) => {
+        if (before.get(m[0])?.[1] === m[1]) expect(pageMembers[i]![4], m[0]).toBe(m[4]);
+      });
+      expect(cliMembers.filter((m) => before.get(m[0])?.[1] !== m[1]).map((m) => m[0])).toContain("pkg-1.0.dist-info/RECORD");
+      if (UNZIP !== undefined) expect(spawnSync(UNZIP, ["-tq", pagePath], { encoding: "utf8" }).status).toBe(0);
+      expect(got.name).toBe(`pkg-1.0-py3-none-any-${gpu.replace(/:/g, "_")}.whl`);
+      // Members copied as they were are slices of the File; the edited ones and the directory made in the worker.
+      const last = JSON.parse((await wheel.getAttribute("data-last-prune"))!);
+      expect(last.ranges).toBeGreaterThan(0);
+      expect(last.made).toBeLessThan(got.bytes.length);
+      written++;
+    }
+    expect(written).toBeGreaterThan(0);
+    // A .tar.gz: not rewritten in the page, which says the CLI does it.
+    const tgz = page.locator('section.file.package[data-name="code.tar.gz"] .package-actions');
+    expect(await tgz.locator("button.prune").isDisabled()).toBe(true);
+    expect(await tgz.locator(".prune-note").textContent()).toContain("offload-kit prune --keep=GPU code.tar.gz -o OUT writes the");
+    await page.fill("#gpu", "");
+    expect(pageErrors).toEqual([]);
+  }, HANG_MS * 2);
+
   it.skipIf(ROCRAND_DEB === undefined)("librocrand1's .deb (ar, xz data.tar, a 25 MB library): its member with device code, as ls --json reports it", async () => {
     copyFileSync(join(APT_CACHE, ROCRAND_DEB!), join(dir, ROCRAND_DEB!));
     const ls = kit(["ls", "--json", ROCRAND_DEB!], dir);

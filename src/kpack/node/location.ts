@@ -1,42 +1,23 @@
 /**
- * A kpack'd host binary's device code as the locator's findings (src/inspect/locate.ts), so `ls`, `sizes`,
- * `check` and `extract` report it as they report bundles: one `kpack` bundle per HIPK wrapper (a fat binary the
- * host registers), its entries the code objects the archives hold for the wrapper's TOC key, each naming the
- * `.kpack` file it came from (src/kpack/node/resolve.ts finds them). A wrapper nothing serves is a problem,
- * so `check` fails the file. Offsets of these entries are positions in their archives, not in the host.
+ * A kpack'd host binary's device code found on disk: src/kpack/location.ts over the file system
+ * (src/kpack/node/resolve.ts DISK), archive paths printed relative to the working directory when shorter; and
+ * its code objects read back from their archives for extraction.
  */
 import { relative } from "node:path";
-import { isOffloadKitError } from "../../engine/errors.js";
 import { bytesSource } from "../../engine/source.js";
 import type { ByteSource } from "../../engine/source.js";
 import { codecDecompressor } from "../../compress/node/packager-codecs.js";
 import { readKpackEntry } from "../../formats/kpack.js";
 import { withFile } from "../../node/file-source.js";
 import type { LocatedBundle, Location } from "../../inspect/locate.js";
-import type { FoundEntry, ScanProblem } from "../../inspect/scan.js";
-import { readKpackHost } from "../host.js";
+import type { ScanProblem } from "../../inspect/scan.js";
+import * as core from "../location.js";
+import type { KpackLocateOptions, KpackPlace } from "../location.js";
 import type { KpackHost } from "../host.js";
-import { listInstalledKpack, loadKpack } from "./resolve.js";
-import type { KpackEnv, KpackFound, KpackMiss, KpackResolution } from "./resolve.js";
+import type { KpackResolution } from "../resolve.js";
+import { DISK } from "./resolve.js";
 
-export interface KpackLocateOptions {
-  /** Find what the runtime loads on these GPUs (ISA names, `gfx90a:xnack-`); without them, every installed archive. */
-  readonly gpus?: readonly string[];
-  readonly env?: KpackEnv;
-}
-
-const MISS_TEXT: Record<KpackMiss, string> = {
-  "disabled": "ROCM_KPACK_DISABLE is set",
-  "archive-not-found": "no archive found",
-  "arch-not-found": "no archive serves this GPU",
-  "kernel-not-found": "the archive serving this GPU has no such key",
-};
-
-function largestPowerOfTwo(offset: number): number {
-  let align = 1;
-  while (align < 4096 && offset % (align * 2) === 0) align *= 2;
-  return align;
-}
+export type { KpackLocateOptions } from "../location.js";
 
 /** Paths as printed: relative to the working directory when that is shorter. */
 function shown(path: string): string {
@@ -44,30 +25,13 @@ function shown(path: string): string {
   return rel.length < path.length ? rel : path;
 }
 
-function entryOf(found: KpackFound): FoundEntry {
-  const e = found.entry;
-  return {
-    id: e.target ?? `hipv4-amdgcn-amd-amdhsa--${e.arch}`,
-    offset: e.offset,
-    size: e.originalSize ?? e.size,
-    align: largestPowerOfTwo(e.offset),
-    kpack: { archive: shown(found.archivePath), key: e.key, arch: e.arch, compression: found.archive.compression, storedOffset: e.offset, storedSize: e.size },
-  };
+function onDisk(): KpackPlace {
+  return { files: DISK, env: process.env, shown };
 }
 
 /** The host and what serves it, or undefined when `source` is not a kpack'd host binary (a problem when it is one we cannot read). */
 export function resolveKpackHost(path: string, source: ByteSource, options: KpackLocateOptions = {}): { host: KpackHost; resolution: KpackResolution } | { problem: ScanProblem } | undefined {
-  let host;
-  try {
-    host = readKpackHost(source);
-  } catch (e) {
-    if (!isOffloadKitError(e)) throw e;
-    return { problem: { offset: e.offset ?? 0, code: e.code, message: e.message } };
-  }
-  if (host === undefined) return undefined;
-  const env = options.env ?? process.env;
-  const resolution = options.gpus !== undefined && options.gpus.length > 0 ? loadKpack(path, host, options.gpus, env) : listInstalledKpack(path, host, env);
-  return { host, resolution };
+  return core.resolveKpackHost(onDisk(), path, source, options);
 }
 
 /**
@@ -75,52 +39,7 @@ export function resolveKpackHost(path: string, source: ByteSource, options: Kpac
  * location as it is for any other file. Only ELF files are looked at.
  */
 export function withKpackHost(path: string, source: ByteSource, location: Location, options: KpackLocateOptions = {}): Location {
-  if (location.container !== "elf") return location;
-  const resolved = resolveKpackHost(path, source, options);
-  if (resolved === undefined) return location;
-  if ("problem" in resolved) return { ...location, problems: [...location.problems, resolved.problem] };
-  // With every wrapper HIPK, what is left in .hip_fatbin is registered by nothing: stale bytes of partial pages
-  // (rocm-kpack), or the header-only bundles holding our own split's markers (src/kpack/node/split.ts).
-  const stale = (b: { readonly section?: string }) => resolved.host.hipfWrappers === 0 && b.section !== undefined && b.section.startsWith(".hip_fatbin");
-  const bundles: LocatedBundle[] = location.bundles.filter((b) => !stale(b)).map((b, index) => ({ ...b, index }));
-  const problems: ScanProblem[] = [...location.problems];
-  for (const opened of resolved.resolution.archives) {
-    if (opened.error !== undefined) problems.push({ offset: 0, code: opened.error.code, message: `${shown(opened.path)}: ${opened.error.message}` });
-  }
-  for (const wrapper of resolved.host.wrappers) {
-    const lookups = resolved.resolution.lookups.filter((l) => l.wrapper === wrapper);
-    const seen = new Set<string>();
-    const entries: FoundEntry[] = [];
-    for (const lookup of lookups) {
-      for (const found of lookup.found) {
-        const id = `${found.archivePath}\0${found.entry.arch}`;
-        if (seen.has(id)) continue;
-        seen.add(id);
-        entries.push(entryOf(found));
-      }
-    }
-    const key = lookups[0]?.key ?? `${wrapper.marker.kernelName}#${wrapper.coIndex}`;
-    for (const lookup of lookups) {
-      if (lookup.miss === undefined) continue;
-      const paths = wrapper.marker.searchPaths.join(", ");
-      problems.push({
-        offset: wrapper.offset,
-        code: "KPACK_NOT_FOUND",
-        message: `HIPK wrapper ${wrapper.index}: ${MISS_TEXT[lookup.miss]} for key '${key}' (search paths: ${paths})`,
-      });
-    }
-    bundles.push({
-      index: bundles.length,
-      format: "kpack",
-      offset: wrapper.offset,
-      size: 24,
-      section: ".hipFatBinSegment",
-      entries,
-      kpack: { key, wrapper: { index: wrapper.index, coIndex: wrapper.coIndex, markerOffset: wrapper.markerOffset, searchPaths: wrapper.marker.searchPaths } },
-    });
-  }
-  // A host binary whose problems are all "not found" stays an offload file: its wrappers say so.
-  return { ...location, bundles, problems };
+  return core.withKpackHost(onDisk(), path, source, location, options);
 }
 
 /**

@@ -34,6 +34,7 @@ import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { sourceChunks } from "../chunks.js";
+import { rewriteRecord } from "../write/record.js";
 import { rewriteZip } from "../write/zip.js";
 import type { ReplacedMember, ZipRewriteSink } from "../write/zip.js";
 import { isZip, readZip, zipDataOffset } from "../zip.js";
@@ -141,49 +142,7 @@ async function deflateFile(from: string, to: string): Promise<{ crc32: number; s
   return { crc32: crc, sha256: hash.digest("base64url"), size, compressedSize };
 }
 
-/** One RECORD row split as Python's csv module writes it (fields quoted when they hold a comma or quote). */
-function csvFields(line: string): string[] {
-  const fields: string[] = [];
-  let at = 0;
-  while (at <= line.length) {
-    if (line[at] === '"') {
-      let value = "";
-      at++;
-      while (at < line.length) {
-        if (line[at] === '"' && line[at + 1] === '"') {
-          value += '"';
-          at += 2;
-        } else if (line[at] === '"') {
-          at++;
-          break;
-        } else value += line[at++];
-      }
-      fields.push(value);
-      at++;
-    } else {
-      const end = line.indexOf(",", at);
-      fields.push(line.slice(at, end < 0 ? line.length : end));
-      at = end < 0 ? line.length + 1 : end + 1;
-    }
-  }
-  return fields;
-}
-
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-}
-
-/** RECORD with the rows of `changed` (member path -> sha256, size) rewritten; other rows byte for byte. */
-export function rewriteRecord(record: string, changed: ReadonlyMap<string, { sha256: string; size: number }>): string {
-  const newline = record.includes("\r\n") ? "\r\n" : "\n";
-  return record.split(newline).map((line) => {
-    if (line === "") return line;
-    const fields = csvFields(line);
-    const now = changed.get(fields[0]!);
-    if (now === undefined) return line;
-    return [csvField(fields[0]!), `sha256=${now.sha256}`, String(now.size)].join(",");
-  }).join(newline);
-}
+export { rewriteRecord } from "../write/record.js";
 
 /** What a plan that meets no editable content returns, in a package: the member is left as it is. */
 const NOT_EDITABLE = new Set(["NO_OFFLOAD_CONTENT", "NO_HIP_FATBIN", "ELF_UNSUPPORTED"]);

@@ -1,0 +1,49 @@
+/**
+ * A wheel's `*.dist-info/RECORD` (PEP 376, PEP 427: CSV rows `path,sha256=<urlsafe base64, no padding>,size`)
+ * with some rows rewritten and every other row byte for byte. Browser-safe: the CLI's zip editor
+ * (src/packages/node/edit-zip.ts) and the inspector page's (src/browser/prune-zip.ts) both write it.
+ */
+
+/** One RECORD row split as Python's csv module writes it (fields quoted when they hold a comma or quote). */
+function csvFields(line: string): string[] {
+  const fields: string[] = [];
+  let at = 0;
+  while (at <= line.length) {
+    if (line[at] === '"') {
+      let value = "";
+      at++;
+      while (at < line.length) {
+        if (line[at] === '"' && line[at + 1] === '"') {
+          value += '"';
+          at += 2;
+        } else if (line[at] === '"') {
+          at++;
+          break;
+        } else value += line[at++];
+      }
+      fields.push(value);
+      at++;
+    } else {
+      const end = line.indexOf(",", at);
+      fields.push(line.slice(at, end < 0 ? line.length : end));
+      at = end < 0 ? line.length + 1 : end + 1;
+    }
+  }
+  return fields;
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+/** RECORD with the rows of `changed` (member path -> sha256, size) rewritten; other rows byte for byte. */
+export function rewriteRecord(record: string, changed: ReadonlyMap<string, { sha256: string; size: number }>): string {
+  const newline = record.includes("\r\n") ? "\r\n" : "\n";
+  return record.split(newline).map((line) => {
+    if (line === "") return line;
+    const fields = csvFields(line);
+    const now = changed.get(fields[0]!);
+    if (now === undefined) return line;
+    return [csvField(fields[0]!), `sha256=${now.sha256}`, String(now.size)].join(",");
+  }).join(newline);
+}
