@@ -16,6 +16,8 @@ import { OffloadKitError } from "../../engine/errors.js";
 import { namedDirectory } from "../../inspect/node/folders.js";
 import { editZipPackage, isZipFile } from "../../packages/node/edit-zip.js";
 import { editDebPackage, isDebFile } from "../../packages/node/edit-deb.js";
+import { packageEditor } from "../../packages/node/editors.js";
+import type { PackageEditor } from "../../packages/node/editors.js";
 import type { ZipPackageEdit } from "../../packages/node/edit-zip.js";
 import type { ByteSource } from "../../engine/source.js";
 import { openNamedMember } from "../../packages/node/inputs.js";
@@ -235,15 +237,20 @@ export async function editZipPackages<P extends PlannedEdit>(
   destination: Destination,
   options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
 ): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
-  // .deb packages too (src/packages/node/edit-deb.ts).
-  const zips = files.filter((f) => !namedDirectory(f) && (isZipFile(f) || isDebFile(f)));
+  // .deb, .conda and tarball packages too (src/packages/node/editors.ts).
+  const editors = new Map<string, PackageEditor>();
+  for (const f of files) {
+    const editor = namedDirectory(f) ? undefined : isDebFile(f) ? editDebPackage : (await packageEditor(f)) ?? (isZipFile(f) ? editZipPackage : undefined);
+    if (editor !== undefined) editors.set(f, editor);
+  }
+  const zips = files.filter((f) => editors.has(f));
   if (zips.length === 0) return { packages: [], rest: files };
   if (destination.kind === "output" && files.length > 1) {
     throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${files.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
   }
   const outputs = destinations(zips, destination);
   const packages: ZipPackageEdit<P>[] = [];
-  for (let i = 0; i < zips.length; i++) packages.push(await (isDebFile(zips[i]!) ? editDebPackage : editZipPackage)(zips[i]!, outputs[i], options));
+  for (let i = 0; i < zips.length; i++) packages.push(await editors.get(zips[i]!)!(zips[i]!, outputs[i], options));
   return { packages, rest: files.filter((f) => !zips.includes(f)) };
 }
 
@@ -304,7 +311,7 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
       dryRun,
       files: edits.map((e) => ({ ...editJson(e, trees), ...(e.planned === undefined || options.fileJson === undefined ? {} : options.fileJson(e.planned)) })),
       ...(trees.length === 0 ? {} : { folders: trees.map(treeJson) }),
-      ...(packages.length === 0 ? {} : { packages: packages.map((p) => ({ input: p.input, output: p.output ?? null, format: "zip", members: p.members, withDeviceCode: p.withDeviceCode, record: p.record ?? null, inputSize: p.inputSize, outputSize: p.outputSize, saved: p.inputSize - p.outputSize })) }),
+      ...(packages.length === 0 ? {} : { packages: packages.map((p) => ({ input: p.input, output: p.output ?? null, format: (p as { kind?: string }).kind ?? "zip", members: p.members, withDeviceCode: p.withDeviceCode, record: p.record ?? null, inputSize: p.inputSize, outputSize: p.outputSize, saved: p.inputSize - p.outputSize })) }),
       total,
       ...(byGpu === undefined ? {} : { droppedByGpu: byGpu }),
       warnings: options.warnings,
@@ -328,7 +335,7 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
       if (notes > 0) report(`(${plural(notes, "note")} on these files: see --verbose)\n`);
     }
     for (const tree of trees) report(treeLine(tree, dryRun));
-    for (const p of packages) report(packageEditLine(p, dryRun));
+    for (const p of packages) if (p.refused === undefined) report(packageEditLine(p, dryRun));
     if (wantsTotal(result) || packages.length > 0) report(totalText(total, byGpu, dryRun));
   }
   return edits.some((e) => e.error !== undefined) || unreadable ? 1 : 0;

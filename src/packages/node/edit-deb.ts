@@ -124,7 +124,7 @@ function arHeader(header: Uint8Array, size: number, name: string): Uint8Array {
 }
 
 /** A tar header with its size field set to `size` (octal, or GNU base-256 from 8 GiB) and its checksum again. */
-function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
+export function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
   const out = block.slice();
   if (size < 8 ** 11) {
     const octal = size.toString(8).padStart(11, "0");
@@ -150,7 +150,7 @@ function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
 }
 
 /** The header's own size field (not a pax override): an edit must be able to set it. */
-function headerSize(block: Uint8Array): number {
+export function headerSize(block: Uint8Array): number {
   if ((block[124]! & 0x80) !== 0) {
     let value = 0;
     for (let i = 125; i < 136; i++) value = value * 256 + block[i]!;
@@ -159,17 +159,17 @@ function headerSize(block: Uint8Array): number {
   return parseInt(String.fromCharCode(...block.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
 }
 
-function padding(size: number): number {
+export function padding(size: number): number {
   return (TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK;
 }
 
 /** A compressor writing into a file: a program (xz, zstd) or node:zlib's gzip, fed with backpressure. */
-interface Encoder {
+export interface Encoder {
   write(bytes: Uint8Array): Promise<void>;
   end(): Promise<void>;
 }
 
-function program(name: string): string | undefined {
+export function program(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(":")) {
     if (dir === "") continue;
     try {
@@ -208,9 +208,8 @@ function waitWritable(stream: NodeJS.WritableStream, bytes: Uint8Array, failed: 
 }
 
 /** An encoder for `method` (undefined: no compression) writing into the open file `fd`. */
-function openEncoder(method: Compression | undefined, fd: number): Encoder {
+export function openEncoder(method: Compression | undefined, fd: number, command = method === undefined ? undefined : encoderCommand(method)): Encoder {
   if (method === undefined) return { write: async (b) => void writeSync(fd, b), end: async () => {} };
-  const command = encoderCommand(method);
   if (command === undefined) {
     const gzip = createGzip({ level: 9 });
     let error: Error | undefined;
@@ -250,7 +249,7 @@ function codeSmall(method: Compression | undefined, bytes: Uint8Array, decode: b
 }
 
 /** Reads `path` in chunks. */
-function* fileChunks(path: string): Generator<Uint8Array> {
+export function* fileChunks(path: string): Generator<Uint8Array> {
   const fd = openSync(path, "r");
   try {
     const buffer = new Uint8Array(CHUNK);
@@ -269,9 +268,11 @@ function md5sumsPath(name: string): string {
   return name.replace(/^\.?\/+/, "").replace(/^\.\//, "");
 }
 
-interface EditedFile {
+export interface EditedFile {
   readonly path: string;
   readonly md5: string;
+  /** Hex, as conda's paths.json says it. */
+  readonly sha256: string;
   readonly oldSize: number;
   readonly newSize: number;
 }
@@ -281,7 +282,7 @@ interface EditedFile {
  * Everything walkTar reads between two entries (padding, headers) is held in `pending` and passed on
  * when the next entry is known; an edited entry's last header is replaced and its old padding dropped.
  */
-async function rewriteDataTar<P extends PlannedEdit>(
+export async function rewriteDataTar<P extends PlannedEdit>(
   reader: ChunkReader,
   encoder: Encoder,
   path: string,
@@ -343,14 +344,16 @@ async function rewriteDataTar<P extends PlannedEdit>(
           if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
           const newSize = statSync(out).size;
           const md5 = createHash("md5");
+          const sha256 = createHash("sha256");
           await encoder.write(tarHeaderWithSize(header, newSize));
           for (const chunk of fileChunks(out)) {
             md5.update(chunk);
+            sha256.update(chunk);
             await encoder.write(chunk);
           }
           await encoder.write(new Uint8Array(padding(newSize)));
           drop = padding(entry.size);
-          found.files.push({ path: md5sumsPath(entry.name), md5: md5.digest("hex"), oldSize: entry.size, newSize });
+          found.files.push({ path: md5sumsPath(entry.name), md5: md5.digest("hex"), sha256: sha256.digest("hex"), oldSize: entry.size, newSize });
           rmSync(out, { force: true });
           continue;
         }
@@ -525,7 +528,7 @@ export async function editDebPackage<P extends PlannedEdit>(
  * The new data.tar read back before it is put in a package: decoded again, as many entries, each edited
  * file's bytes the md5 that md5sums will say.
  */
-async function verifyDataTar(dataPath: string, name: string, method: Compression | undefined, files: readonly EditedFile[], entries: number): Promise<void> {
+export async function verifyDataTar(dataPath: string, name: string, method: Compression | undefined, files: readonly EditedFile[], entries: number): Promise<void> {
   const fail = (message: string) => new OffloadKitError("VERIFY_FAILED", `${name}: the data.tar written is wrong, nothing was put in place: ${message}`);
   const written = FileSource.open(dataPath);
   const stream = sourceChunks(written);

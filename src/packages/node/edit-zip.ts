@@ -57,6 +57,8 @@ export interface ZipPackageEdit<P extends PlannedEdit> {
   readonly edits: FileEdit<P>[];
   /** The RECORD member rewritten, if any. */
   readonly record?: string;
+  /** Set when the package's kind is not written (an RPM): why; its one edit carries the error. */
+  readonly refused?: OffloadKitError;
 }
 
 /** Whether `path` is a zip file (by its first bytes). */
@@ -75,7 +77,7 @@ export function isZipFile(path: string): boolean {
 }
 
 /** node:zlib's CRC-32 where Node has it (20.15, 22.2 and later), else the inspector page's own. */
-function crc32(bytes: Uint8Array, crc = 0): number {
+export function crc32(bytes: Uint8Array, crc = 0): number {
   const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
   return native !== undefined ? native(bytes, crc) : jsCrc32(bytes, crc);
 }
