@@ -28,6 +28,9 @@ export type JsonNode =
   | { readonly kind: "number"; readonly start: number; readonly end: number; readonly value: number }
   | { readonly kind: "literal"; readonly start: number; readonly end: number; readonly value: boolean | null };
 
+/** RFC 8259's number, matched where the parser stands. */
+const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+
 /** Objects and arrays nested deeper than this are refused (paths.json nests 3 deep). */
 const MAX_DEPTH = 64;
 
@@ -106,8 +109,9 @@ export function parseJsonSpans(text: string): JsonNode {
       const s = string();
       return { kind: "string", ...s };
     }
-    const number = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(at, at + 400));
-    if (number !== null && number[0] !== "") {
+    NUMBER.lastIndex = at;
+    const number = NUMBER.exec(text);
+    if (number !== null) {
       at += number[0].length;
       return { kind: "number", start, end: at, value: Number(number[0]) };
     }
@@ -123,6 +127,21 @@ export function parseJsonSpans(text: string): JsonNode {
   space();
   if (at !== text.length) throw malformed("text after the value", at);
   return root;
+}
+
+/** The value a node stands for, as JSON.parse gives it (the last of repeated keys; `__proto__` an own key). */
+export function jsonValue(node: JsonNode): unknown {
+  switch (node.kind) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const m of node.members) Object.defineProperty(out, m.key, { value: jsonValue(m.value), enumerable: true, writable: true, configurable: true });
+      return out;
+    }
+    case "array":
+      return node.items.map(jsonValue);
+    default:
+      return node.value;
+  }
 }
 
 function member(node: JsonNode, key: string): JsonNode | undefined {
