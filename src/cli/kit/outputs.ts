@@ -16,7 +16,7 @@ import { OffloadKitError } from "../../engine/errors.js";
 import { namedDirectory } from "../../inspect/node/folders.js";
 import { editZipPackage, isZipFile } from "../../packages/node/edit-zip.js";
 import { editDebPackage, isDebFile } from "../../packages/node/edit-deb.js";
-import { packageEditor } from "../../packages/node/editors.js";
+import { nestedEditor, packageEditor } from "../../packages/node/editors.js";
 import type { PackageEditor } from "../../packages/node/editors.js";
 import type { ZipPackageEdit } from "../../packages/node/edit-zip.js";
 import type { ByteSource } from "../../engine/source.js";
@@ -250,7 +250,7 @@ export async function editZipPackages<P extends PlannedEdit>(
   }
   const outputs = destinations(zips, destination);
   const packages: ZipPackageEdit<P>[] = [];
-  for (let i = 0; i < zips.length; i++) packages.push(await editors.get(zips[i]!)!(zips[i]!, outputs[i], options));
+  for (let i = 0; i < zips.length; i++) packages.push(await editors.get(zips[i]!)!(zips[i]!, outputs[i], { ...options, nested: nestedEditor(options) }));
   return { packages, rest: files.filter((f) => !zips.includes(f)) };
 }
 

@@ -268,6 +268,12 @@ function md5sumsPath(name: string): string {
   return name.replace(/^\.?\/+/, "").replace(/^\.\//, "");
 }
 
+/**
+ * A package found inside another (a wheel in a tarball): edited by its own writer into a scratch file.
+ * Undefined when `source` is no package; `out` is set when the package changed (the new bytes).
+ */
+export type NestedEdit<P extends PlannedEdit> = (source: ByteSource, name: string, folder: string) => Promise<{ readonly out?: string; readonly edits: FileEdit<P>[]; readonly withDeviceCode: number } | undefined>;
+
 export interface EditedFile {
   readonly path: string;
   readonly md5: string;
@@ -287,7 +293,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
   encoder: Encoder,
   path: string,
   folder: string,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly nested?: NestedEdit<P> },
   found: { names: number; edits: FileEdit<P>[]; files: EditedFile[]; entries: number },
 ): Promise<void> {
   let pending: Uint8Array[] = [];
@@ -324,7 +330,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
     try {
       const source = spooled.source;
       if (source.size !== entry.size) throw new OffloadKitError("PACKAGE_TRUNCATED", `${name}: ${source.size} of ${entry.size} bytes`, { offset: entry.dataOffset });
-      let edit: FileEdit<P> | undefined;
+      let replacedBy: string | undefined;
       if (holdsOffloadCode(locate(source))) {
         found.names++;
         const out = join(folder, String(found.edits.length));
@@ -338,25 +344,35 @@ export async function rewriteDataTar<P extends PlannedEdit>(
           }
         };
         const opened = new Map([[name, { ...source, size: source.size, bytes: source.bytes, read: (d: Uint8Array, p: number) => source.read(d, p), close() {} }]]);
-        edit = editFiles([name], { kind: "outputs", outputs: [{ path: out, writeUnchanged: false }] }, options.codecs, plan, undefined, undefined, opened)[0]!;
+        const edit = editFiles([name], { kind: "outputs", outputs: [{ path: out, writeUnchanged: false }] }, options.codecs, plan, undefined, undefined, opened)[0]!;
         found.edits.push(edit);
-        if (edit.planned?.plan !== undefined) {
-          if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
-          const newSize = statSync(out).size;
-          const md5 = createHash("md5");
-          const sha256 = createHash("sha256");
-          await encoder.write(tarHeaderWithSize(header, newSize));
-          for (const chunk of fileChunks(out)) {
-            md5.update(chunk);
-            sha256.update(chunk);
-            await encoder.write(chunk);
-          }
-          await encoder.write(new Uint8Array(padding(newSize)));
-          drop = padding(entry.size);
-          found.files.push({ path: md5sumsPath(entry.name), md5: md5.digest("hex"), sha256: sha256.digest("hex"), oldSize: entry.size, newSize });
-          rmSync(out, { force: true });
-          continue;
+        if (edit.planned?.plan !== undefined) replacedBy = out;
+      } else if (options.nested !== undefined) {
+        // A package inside (a wheel in a tarball): edited by its own writer, its new bytes this entry's body.
+        const nested = await options.nested(source, name, folder);
+        if (nested !== undefined) {
+          found.edits.push(...nested.edits);
+          found.names += nested.withDeviceCode;
+          replacedBy = nested.out;
         }
+      }
+      if (replacedBy !== undefined) {
+        const out = replacedBy;
+        if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
+        const newSize = statSync(out).size;
+        const md5 = createHash("md5");
+        const sha256 = createHash("sha256");
+        await encoder.write(tarHeaderWithSize(header, newSize));
+        for (const chunk of fileChunks(out)) {
+          md5.update(chunk);
+          sha256.update(chunk);
+          await encoder.write(chunk);
+        }
+        await encoder.write(new Uint8Array(padding(newSize)));
+        drop = padding(entry.size);
+        found.files.push({ path: md5sumsPath(entry.name), md5: md5.digest("hex"), sha256: sha256.digest("hex"), oldSize: entry.size, newSize });
+        rmSync(out, { force: true });
+        continue;
       }
       await encoder.write(header);
       for await (const piece of sourceChunks(source)) await encoder.write(piece);
@@ -425,7 +441,7 @@ function editControlMember(entry: TarEntry, body: Uint8Array, files: readonly Ed
 export async function editDebPackage<P extends PlannedEdit>(
   path: string,
   output: string | undefined,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P> },
 ): Promise<DebPackageEdit<P>> {
   const source = FileSource.open(path);
   let scratch: string | undefined;

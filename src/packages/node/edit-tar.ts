@@ -39,7 +39,7 @@ import type { Compression } from "../decoders.js";
 import { TAR_BLOCK, isTarHeader, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
 import { fileChunks, headerSize, openEncoder, padding, program, rewriteDataTar, tarHeaderWithSize } from "./edit-deb.js";
-import type { EditedFile } from "./edit-deb.js";
+import type { EditedFile, NestedEdit } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { nodeDecoders } from "./io.js";
 
@@ -51,6 +51,8 @@ export interface EditOptions<P extends PlannedEdit> {
   readonly codecs: Codecs;
   readonly plan: (source: ByteSource, name: string) => P;
   readonly check?: (edits: readonly FileEdit<P>[]) => void;
+  /** Packages inside are edited by their own writers (./editors.ts nestedEditor). */
+  readonly nested?: NestedEdit<P>;
 }
 
 export interface TarPackageEdit<P extends PlannedEdit> extends ZipPackageEdit<P> {
