@@ -9,6 +9,7 @@ import { compressAhead } from "../../prune/node.js";
 import type { CompressedAheads } from "../../prune/node.js";
 import type { ByteSource } from "../../engine/source.js";
 import { editPrepared } from "../../trees/apply.js";
+import { editTreePackages } from "../../trees/packages.js";
 import { prepareInputs } from "../../trees/plan.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
 import { listValue, stringValue } from "../args.js";
@@ -46,7 +47,9 @@ export async function runTransform(operation: "compress" | "decompress", values:
       // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
       ahead = operation === "compress" ? await compressAhead(prepared.inputs, prepared.destination, plan) : undefined;
       const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead, opened: members.opened });
-      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } }, zipped.packages);
+      // Packages inside the folders (a wheel in a venv): each by its own writer (src/trees/packages.ts).
+      const inTrees = await editTreePackages(prepared, result, dryRun, { codecs, plan });
+      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } }, [...zipped.packages, ...inTrees]);
     } finally {
       ahead?.close();
       members.close();

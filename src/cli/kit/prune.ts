@@ -11,6 +11,7 @@ import { parseSelection, planPrune, selectionText } from "../../prune/index.js";
 import type { PlannedPrune, Selection } from "../../prune/index.js";
 import type { FileEdit } from "../../prune/node.js";
 import { editPrepared } from "../../trees/apply.js";
+import { editTreePackages } from "../../trees/packages.js";
 import { prepareInputs } from "../../trees/plan.js";
 import { flagValue, listValue } from "../args.js";
 import { runGuardedAsync } from "./package-inputs.js";
@@ -102,6 +103,8 @@ export const prune: Subcommand = {
       try {
         const prepared = prepareInputs(zipped.rest, destination);
         const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, opened: members.opened, plan, check });
+        // Packages inside the folders (a wheel in a venv): each by its own writer (src/trees/packages.ts).
+        const inTrees = await editTreePackages(prepared, result, dryRun, { codecs, plan });
         return printEditReport(io, name, result, {
           ...options, warnings, notes, byGpu: true,
           head: {
@@ -115,7 +118,7 @@ export const prune: Subcommand = {
             entries: planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), gpu: entryGpu(o), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
             droppedBytes: planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
           }),
-        }, zipped.packages);
+        }, [...zipped.packages, ...inTrees]);
       } finally {
         members.close();
       }

@@ -89,11 +89,12 @@ export async function editCondaPackage<P extends PlannedEdit>(path: string, outp
     const info = index.members[at.info]!;
     storedOnly(pkg, path);
     storedOnly(info, path);
-    if (output !== undefined && resolve(output) !== resolve(path)) {
+    const destination = options.destination ?? output;
+    if (destination !== undefined && resolve(destination) !== resolve(path) && basename(destination) !== basename(path)) {
       // conda-package-handling finds the tars by the file's own name (pkg-<name>.tar.zst for <name>.conda).
       const id = pkg.name.slice("pkg-".length, -".tar.zst".length);
-      if (basename(output) !== `${id}.conda`) {
-        throw new OffloadKitError("CONDA_NAME_MISMATCH", `${output}: a .conda must be named for the tars it holds (${pkg.name}), as conda finds them by the file name: name it ${id}.conda (or use --out-dir or --in-place)`, { field: "-o" });
+      if (basename(destination) !== `${id}.conda`) {
+        throw new OffloadKitError("CONDA_NAME_MISMATCH", `${destination}: a .conda must be named for the tars it holds (${pkg.name}), as conda finds them by the file name: name it ${id}.conda (or use --out-dir or --in-place)`, { field: "-o" });
       }
     }
     const pkgName = `${path}!${pkg.name}`;

@@ -51,6 +51,8 @@ export interface EditOptions<P extends PlannedEdit> {
   readonly codecs: Codecs;
   readonly plan: (source: ByteSource, name: string) => P;
   readonly check?: (edits: readonly FileEdit<P>[]) => void;
+  /** The name the output will have when `output` is a temporary file renamed later (src/trees/packages.ts). */
+  readonly destination?: string;
   /** Packages inside are edited by their own writers (./editors.ts nestedEditor). */
   readonly nested?: NestedEdit<P>;
 }
