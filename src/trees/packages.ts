@@ -59,7 +59,7 @@ export async function editTreePackages<P extends PlannedEdit>(prepared: Prepared
       const editor = await editorOf(first.path);
       if (editor === undefined) continue;
       const target = tree.mirror === undefined ? first.path : mirrorPath(tree.mirror.root, first.rel);
-      const inner = { codecs: options.codecs, plan: options.plan, nested: nestedEditor(options) };
+      const inner = { codecs: options.codecs, plan: options.plan, nested: nestedEditor(options), progress: options.progress };
       try {
         if (dryRun) {
           out.push(await editor(first.path, undefined, inner));

@@ -235,7 +235,7 @@ export type PackageEdits<P extends PlannedEdit> = readonly ZipPackageEdit<P>[];
 export async function editZipPackages<P extends PlannedEdit>(
   files: readonly string[],
   destination: Destination,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
 ): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
   // .deb, .conda and tarball packages too (src/packages/node/editors.ts).
   const editors = new Map<string, PackageEditor>();

@@ -293,7 +293,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
   encoder: Encoder,
   path: string,
   folder: string,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly nested?: NestedEdit<P> },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly nested?: NestedEdit<P>; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
   found: { names: number; edits: FileEdit<P>[]; files: EditedFile[]; entries: number },
 ): Promise<void> {
   let pending: Uint8Array[] = [];
@@ -327,6 +327,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
     }
     const name = `${path}!${entry.name.replace(/^\.\//, "")}`;
     const spooled = await spooler.spool(reader.take(entry.size), entry.size, name);
+    options.progress?.(name);
     try {
       const source = spooled.source;
       if (source.size !== entry.size) throw new OffloadKitError("PACKAGE_TRUNCATED", `${name}: ${source.size} of ${entry.size} bytes`, { offset: entry.dataOffset });
@@ -346,6 +347,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
         const opened = new Map([[name, { ...source, size: source.size, bytes: source.bytes, read: (d: Uint8Array, p: number) => source.read(d, p), close() {} }]]);
         const edit = editFiles([name], { kind: "outputs", outputs: [{ path: out, writeUnchanged: false }] }, options.codecs, plan, undefined, undefined, opened)[0]!;
         found.edits.push(edit);
+        options.progress?.(name, edit);
         if (edit.planned?.plan !== undefined) replacedBy = out;
       } else if (options.nested !== undefined) {
         // A package inside (a wheel in a tarball): edited by its own writer, its new bytes this entry's body.
@@ -441,7 +443,7 @@ function editControlMember(entry: TarEntry, body: Uint8Array, files: readonly Ed
 export async function editDebPackage<P extends PlannedEdit>(
   path: string,
   output: string | undefined,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P> },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P>; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
 ): Promise<DebPackageEdit<P>> {
   const source = FileSource.open(path);
   let scratch: string | undefined;

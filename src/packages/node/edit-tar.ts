@@ -55,6 +55,8 @@ export interface EditOptions<P extends PlannedEdit> {
   readonly destination?: string;
   /** Packages inside are edited by their own writers (./editors.ts nestedEditor). */
   readonly nested?: NestedEdit<P>;
+  /** Told of each member read and each edited (src/cli/kit/package-progress.ts). */
+  readonly progress?: (member: string, edit?: FileEdit<P>) => void;
 }
 
 export interface TarPackageEdit<P extends PlannedEdit> extends ZipPackageEdit<P> {

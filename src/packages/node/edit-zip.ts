@@ -198,7 +198,7 @@ const NOT_EDITABLE = new Set(["NO_OFFLOAD_CONTENT", "NO_HIP_FATBIN", "ELF_UNSUPP
 export async function editZipPackage<P extends PlannedEdit>(
   path: string,
   output: string | undefined,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P> },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P>; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
 ): Promise<ZipPackageEdit<P>> {
   const source = FileSource.open(path);
   const opened = new Map<string, ByteSource & { close(): void }>();
@@ -219,6 +219,7 @@ export async function editZipPackage<P extends PlannedEdit>(
       const name = `${path}!${member.name}`;
       const bytes = await memberSource(source, member, name);
       if (bytes === undefined) continue;
+      options.progress?.(name);
       if (!holdsOffloadCode(locate(bytes))) {
         try {
           const nested = options.nested === undefined ? undefined : await options.nested(bytes, name, folder);
@@ -246,6 +247,7 @@ export async function editZipPackage<P extends PlannedEdit>(
       }
     };
     const edits = editFiles(names, { kind: "outputs", outputs: names.map((_, k) => ({ path: join(folder, `${k}`), writeUnchanged: false })) }, options.codecs, plan, options.check, undefined, opened);
+    for (const edit of edits) options.progress?.(edit.input, edit);
 
     // Deflate what changed, and note its RECORD row.
     const replaced = new Map<number, ReplacedMember>();

@@ -118,8 +118,9 @@ export function nestedEditor<P extends PlannedEdit>(options: EditOptions<P>, dep
       return undefined;
     }
     const out = `${file}.out`;
-    const inner: EditOptions<P> = { codecs: options.codecs, plan: options.plan, nested: nestedEditor(options, depth + 1) };
     const rename = (text: string) => text.split(file).join(name);
+    const progress = options.progress;
+    const inner: EditOptions<P> = { codecs: options.codecs, plan: options.plan, nested: nestedEditor(options, depth + 1), progress: progress === undefined ? undefined : (member, edit) => progress(rename(member), edit) };
     let edit: ZipPackageEdit<P>;
     try {
       edit = await editor(file, out, inner);
