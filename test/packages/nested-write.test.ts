@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
 import { HANG_MS } from "../limits.js";
-import { HOSTS, cpioOf, haveTools, rpmOf, stage } from "./build.js";
+import { HOSTS, cpioOf, dockerImage, haveTools, rpmOf, stage, tarEntry, tarOf } from "./build.js";
 
 const dir = scratchDir("offload-kit-nested-write-");
 const tools = haveTools("python3", "zstd", "bzip2", "tar", "gzip", "zip", "unzip");
@@ -123,5 +123,20 @@ describe.skipIf(!tools)("packages inside packages", () => {
     execFileSync("tar", ["-xf", join(dir, "out-without.tar"), "-C", into]);
     expect(readFileSync(join(into, "text.rpm")).equals(readFileSync(join(dir, "rpms/text.rpm")))).toBe(true);
     expect(sha256(join(into, "app"))).toBe(await single("app"));
+  }, HANG_MS);
+
+  it("a container image is refused by the tarball writer (its digests would go stale), plain or gzipped, alone or inside", async () => {
+    const image = dockerImage([tarOf([tarEntry("usr/lib/app", readFileSync(join(HOSTS, "app")))])]);
+    writeFileSync(join(dir, "image.tar"), image);
+    writeFileSync(join(dir, "image.tar.gz"), gzipSync(image));
+    mkdirSync(join(dir, "images"));
+    writeFileSync(join(dir, "images/image.tar"), image);
+    execFileSync("tar", ["-cf", join(dir, "holds-image.tar"), "-C", join(dir, "images"), "image.tar"]);
+    for (const [input, named] of [["image.tar", "image.tar"], ["image.tar.gz", "image.tar.gz"], ["holds-image.tar", "holds-image.tar!image.tar"]]) {
+      const r = await kit("prune", "--keep=gfx90a", "-o", `out-${input}`, input!);
+      expect(r.code, input).toBe(1);
+      expect(r.stderr).toContain(`${named}: a container image (docker save or OCI layout)`);
+      expect(existsSync(join(dir, `out-${input}`))).toBe(false);
+    }
   }, HANG_MS);
 });

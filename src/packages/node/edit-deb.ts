@@ -332,7 +332,14 @@ export async function rewriteDataTar<P extends PlannedEdit>(
       const source = spooled.source;
       if (source.size !== entry.size) throw new OffloadKitError("PACKAGE_TRUNCATED", `${name}: ${source.size} of ${entry.size} bytes`, { offset: entry.dataOffset });
       let replacedBy: string | undefined;
-      if (holdsOffloadCode(locate(source))) {
+      // A package inside (a wheel in a tarball) first: edited by its own writer, its new bytes this entry's body.
+      // (An uncompressed package holds its members' code where the locator sees it, so it is asked before the locator.)
+      const nested = options.nested === undefined ? undefined : await options.nested(source, name, folder);
+      if (nested !== undefined) {
+        found.edits.push(...nested.edits);
+        found.names += nested.withDeviceCode;
+        replacedBy = nested.out;
+      } else if (holdsOffloadCode(locate(source))) {
         found.names++;
         const out = join(folder, String(found.edits.length));
         const plan = (bytes: ByteSource, member: string): P => {
@@ -349,14 +356,6 @@ export async function rewriteDataTar<P extends PlannedEdit>(
         found.edits.push(edit);
         options.progress?.(name, edit);
         if (edit.planned?.plan !== undefined) replacedBy = out;
-      } else if (options.nested !== undefined) {
-        // A package inside (a wheel in a tarball): edited by its own writer, its new bytes this entry's body.
-        const nested = await options.nested(source, name, folder);
-        if (nested !== undefined) {
-          found.edits.push(...nested.edits);
-          found.names += nested.withDeviceCode;
-          replacedBy = nested.out;
-        }
       }
       if (replacedBy !== undefined) {
         const out = replacedBy;

@@ -291,6 +291,26 @@ export function fileSha256(path: string, start = 0, length?: number): string {
   return hash.digest("hex");
 }
 
+/** Whether the plain tar at `path` is a container image (`manifest.json` or `oci-layout` at its root, the walker's rule). */
+async function isImageTar(path: string): Promise<boolean> {
+  const source = FileSource.open(path);
+  const reader = ChunkReader.ofSource(source);
+  try {
+    for await (const entry of walkTar(reader)) {
+      const name = condaPath(entry.name);
+      if (name === "manifest.json" || name === "oci-layout") return true;
+    }
+    return false;
+  } finally {
+    await reader.close();
+    source.close();
+  }
+}
+
+function imageRefusal(path: string): OffloadKitError {
+  return new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: a container image (docker save or OCI layout): its layers' digests, the config's diff_ids and the manifests would have to be written again, which this tarball writer does not do; nothing was written`, { field: "package" });
+}
+
 /**
  * Edits the tarball at `path` (a conda `.tar.bz2` among them: its paths.json rewritten) with `plan`, writing
  * the new tarball to `output` (undefined: a dry run, which edits in the scratch folder and writes nothing else).
@@ -301,9 +321,12 @@ export async function editTarPackage<P extends PlannedEdit>(path: string, output
   try {
     const mode = statSync(path).mode & 0o7777;
     const method = compressionOf(readExact(source, 0, Math.min(16, source.size)));
+    // Images are refused before any work when the tar is plain (docker save writes it so), else after pass 1.
+    if (method === undefined && (await isImageTar(path))) throw imageRefusal(path);
     const plainPath = join(scratch.path, "plain.tar");
     const found: TarFound<P> = { names: 0, edits: [], files: [], entries: 0 };
     await editTarStream(decodedChunks(source, 0, source.size, method), plainPath, path, scratch.path, options, found);
+    if (method !== undefined && (await isImageTar(plainPath))) throw imageRefusal(path);
     options.check?.(found.edits);
     let outputSize = source.size;
     let conda = false;

@@ -220,17 +220,23 @@ export async function editZipPackage<P extends PlannedEdit>(
       const bytes = await memberSource(source, member, name);
       if (bytes === undefined) continue;
       options.progress?.(name);
+      // A package inside first (a stored one holds its members' code where the locator sees it).
+      let nested;
+      try {
+        nested = options.nested === undefined ? undefined : await options.nested(bytes, name, folder);
+      } catch (e) {
+        bytes.close();
+        throw e;
+      }
+      if (nested !== undefined) {
+        nestedEdits.push(...nested.edits);
+        nestedWithCode += nested.withDeviceCode;
+        if (nested.out !== undefined) nestedOut.set(i, nested.out);
+        bytes.close();
+        continue;
+      }
       if (!holdsOffloadCode(locate(bytes))) {
-        try {
-          const nested = options.nested === undefined ? undefined : await options.nested(bytes, name, folder);
-          if (nested !== undefined) {
-            nestedEdits.push(...nested.edits);
-            nestedWithCode += nested.withDeviceCode;
-            if (nested.out !== undefined) nestedOut.set(i, nested.out);
-          }
-        } finally {
-          bytes.close();
-        }
+        bytes.close();
         continue;
       }
       opened.set(name, bytes);

@@ -76,7 +76,7 @@ export async function packageEditor(path: string): Promise<PackageEditor | undef
 
 /** Whether a member's first bytes could start a package a writer takes (zip, ar, tar, a compressed stream). */
 function mayBePackage(head: Uint8Array): boolean {
-  return isZip(head) || String.fromCharCode(...head.subarray(0, 8)) === "!<arch>\n" || compressionOf(head.subarray(0, 16)) !== undefined || isTarHeader(head) || isRpm(head);
+  return isZip(head) || String.fromCharCode(...head.subarray(0, 21)) === "!<arch>\ndebian-binary" || compressionOf(head.subarray(0, 16)) !== undefined || isTarHeader(head) || isRpm(head);
 }
 
 let nestedFiles = 0;
