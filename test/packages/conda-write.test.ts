@@ -155,6 +155,35 @@ describe.skipIf(!tools)("conda packages in, conda packages out", () => {
     }, HANG_MS);
   });
 
+  it("a paths.json that is not JSON, or of another paths_version, is an error naming it at its offset; nothing written", async () => {
+    // The package again, its info tar holding a broken paths.json (python: zipfile, tarfile, the zstd program).
+    const script = `import io,subprocess,sys,tarfile,zipfile
+src,dst,text=sys.argv[1],sys.argv[2],sys.argv[3].encode()
+with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst,"w",zipfile.ZIP_STORED) as out:
+  for i in z.infolist():
+    data=z.read(i)
+    if i.filename.startswith("info-"):
+      tar=subprocess.run(["zstd","-dcq"],input=data,stdout=subprocess.PIPE,check=True).stdout
+      buf=io.BytesIO()
+      with tarfile.open(fileobj=io.BytesIO(tar)) as t, tarfile.open(fileobj=buf,mode="w",format=tarfile.PAX_FORMAT) as w:
+        for m in t.getmembers():
+          body=t.extractfile(m).read() if m.isreg() else None
+          if m.name=="info/paths.json": body=text; m.size=len(body)
+          w.addfile(m,io.BytesIO(body) if body is not None else None)
+      data=subprocess.run(["zstd","-19","-qc"],input=buf.getvalue(),stdout=subprocess.PIPE,check=True).stdout
+    out.writestr(i,data)
+`;
+    for (const [text, code] of [['{"paths": [}', "info/paths.json: malformed: unexpected character at offset 11"], ['{"paths": [], "paths_version": 2}', "info/paths.json: paths_version 2, conda reads 1 only"]] as const) {
+      mkdirSync(join(dir, "broken"), { recursive: true });
+      execFileSync("python3", ["-c", script, join(dir, `${NAME}.conda`), join(dir, "broken", `${NAME}.conda`), text]);
+      mkdirSync(join(dir, "broken-out"), { recursive: true });
+      const r = await kit("prune", "--keep=gfx90a", "--allow-empty", "--out-dir=broken-out", join("broken", `${NAME}.conda`));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`broken/${NAME}.conda!info-${NAME}.tar.zst!${code}`);
+      expect(readdirSync(join(dir, "broken-out"))).toEqual([]);
+    }
+  }, HANG_MS);
+
   it("a .conda written under another name is refused (conda finds its tars by the file name)", async () => {
     const r = await kit("prune", "--keep=gfx90a", "--allow-empty", "-o", "renamed.conda", `${NAME}.conda`);
     expect(r.code).toBe(1);

@@ -171,7 +171,11 @@ export function newPathsJson(body: Uint8Array, files: readonly EditedFile[], nam
     const made = rewritePathsJson(text, changed);
     return { bytes: new TextEncoder().encode(made.text), missing: made.missing };
   } catch (e) {
-    if (e instanceof OffloadKitError && !e.message.startsWith(name)) throw new OffloadKitError(e.code, `${name}!${e.message.replace(/^info\/paths\.json: /, `${PATHS_JSON}: `)}`, { offset: e.offset, field: e.field });
+    // `x.conda!info-x.tar.zst!info/paths.json: malformed: ... at offset N` (the offset in paths.json).
+    if (e instanceof OffloadKitError && e.code.startsWith("CONDA_PATHS")) {
+      const detail = e.message.replace(/^malformed info\/paths\.json: /, "malformed: ").replace(/^info\/paths\.json: /, "");
+      throw new OffloadKitError(e.code, `${name}!${PATHS_JSON}: ${detail}`, { offset: e.offset, field: e.field });
+    }
     throw e;
   }
 }
