@@ -9,9 +9,11 @@ import { compressAhead } from "../../prune/node.js";
 import type { CompressedAheads } from "../../prune/node.js";
 import type { ByteSource } from "../../engine/source.js";
 import { editPrepared } from "../../trees/apply.js";
+import { editTreePackages } from "../../trees/packages.js";
+import { PROGRESS_OPTION, packageProgress } from "./package-progress.js";
 import { prepareInputs } from "../../trees/plan.js";
 import type { OptionSpec, OptionValue, ToolSpec } from "../args.js";
-import { listValue, stringValue } from "../args.js";
+import { flagValue, listValue, stringValue } from "../args.js";
 import { runGuardedAsync } from "./package-inputs.js";
 import type { Subcommand, SubcommandContext } from "./common.js";
 import type { Example } from "./common.js";
@@ -19,10 +21,10 @@ import { PATHS_OPTION, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, exam
 import { EDIT_FOLDERS_HELP, LEVEL_OPTION, OUTPUT_OPTIONS, editOptions, editZipPackages, openMembers, printEditReport } from "./outputs.js";
 
 export function transformSpec(overview: string, extra: readonly OptionSpec[], examples: readonly Example[]): ToolSpec {
-  return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, ...extra, JSON_OPTION], version: VERSION_TEXT, epilogue: examplesHelp(examples) };
+  return { overview: `${overview}\n${EDIT_FOLDERS_HELP}`, options: [PATHS_OPTION, ...OUTPUT_OPTIONS, PROGRESS_OPTION, ...extra, JSON_OPTION], version: VERSION_TEXT, epilogue: examplesHelp(examples) };
 }
 
-export async function runTransform(operation: "compress" | "decompress", values: Record<string, OptionValue>, { name, io }: SubcommandContext): Promise<number> {
+export async function runTransform(operation: "compress" | "decompress", values: Record<string, OptionValue>, { name, io, isTTY }: SubcommandContext): Promise<number> {
   const files = listValue(values, "files");
   if (files.length === 0) return usageError(io, name, "no input files");
   const options = editOptions(values, io);
@@ -38,7 +40,8 @@ export async function runTransform(operation: "compress" | "decompress", values:
   const plan = (source: ByteSource, input: string) => planTransform(source, { version, level, codecs, name: input }, operation);
   return runGuardedAsync(io, name, async () => {
     // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
-    const zipped = await editZipPackages(files, destination, { codecs, plan });
+    const shown = packageProgress(io, name, flagValue(values, "progress"), isTTY);
+    const zipped = await editZipPackages(files, destination, { codecs, plan, progress: shown.progress }).finally(() => shown.finish());
     const members = await openMembers(zipped.rest);
     let ahead: CompressedAheads | undefined;
     try {
@@ -46,7 +49,9 @@ export async function runTransform(operation: "compress" | "decompress", values:
       // A library's fat binaries are compressed before its plan runs, on libuv's thread pool where node:zlib has zstd.
       ahead = operation === "compress" ? await compressAhead(prepared.inputs, prepared.destination, plan) : undefined;
       const result = zipped.rest.length === 0 ? { edits: [], trees: [] } : editPrepared(prepared, { codecs, dryRun, copy: options.copy, plan, ahead, opened: members.opened });
-      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } }, zipped.packages);
+      // Packages inside the folders (a wheel in a venv): each by its own writer (src/trees/packages.ts).
+      const inTrees = await editTreePackages(prepared, result, dryRun, { codecs, plan, progress: shown.progress }).finally(() => shown.finish());
+      return printEditReport(io, name, result, { ...options, warnings: [], notes: [], byGpu: false, head: { operation } }, [...zipped.packages, ...inTrees]);
     } finally {
       ahead?.close();
       members.close();

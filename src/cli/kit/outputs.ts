@@ -17,6 +17,8 @@ import { namedDirectory } from "../../inspect/node/folders.js";
 import { editZipPackage, isZipFile } from "../../packages/node/edit-zip.js";
 import { editDebPackage, isDebFile } from "../../packages/node/edit-deb.js";
 import { editImageLayout, editImagePackage, isImageFile, isImageLayout } from "../../packages/node/edit-image.js";
+import { nestedEditor, packageEditor } from "../../packages/node/editors.js";
+import type { PackageEditor } from "../../packages/node/editors.js";
 import type { ZipPackageEdit } from "../../packages/node/edit-zip.js";
 import type { ByteSource } from "../../engine/source.js";
 import { openNamedMember } from "../../packages/node/inputs.js";
@@ -236,17 +238,23 @@ export type PackageEdits<P extends PlannedEdit> = readonly ZipPackageEdit<P>[];
 export async function editZipPackages<P extends PlannedEdit>(
   files: readonly string[],
   destination: Destination,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
 ): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
-  // .deb packages too (src/packages/node/edit-deb.ts), and image tarballs and OCI layout folders (edit-image.ts).
-  const zips = files.filter((f) => isImageLayout(f) || (!namedDirectory(f) && (isZipFile(f) || isDebFile(f) || isImageFile(f))));
+  // .deb, .conda and tarball packages too (src/packages/node/editors.ts), and image tarballs and OCI layout
+  // folders (edit-image.ts: before the tarball writer, which refuses images because their digests would go stale).
+  const editors = new Map<string, PackageEditor>();
+  for (const f of files) {
+    const editor = namedDirectory(f) ? (isImageLayout(f) ? editImageLayout : undefined) : isImageFile(f) ? editImagePackage : isDebFile(f) ? editDebPackage : (await packageEditor(f)) ?? (isZipFile(f) ? editZipPackage : undefined);
+    if (editor !== undefined) editors.set(f, editor);
+  }
+  const zips = files.filter((f) => editors.has(f));
   if (zips.length === 0) return { packages: [], rest: files };
   if (destination.kind === "output" && files.length > 1) {
     throw new OffloadKitError("BAD_OPTIONS", `-o names one output, but ${files.length} inputs were given (use --out-dir or --in-place)`, { field: "-o" });
   }
   const outputs = destinations(zips, destination);
   const packages: ZipPackageEdit<P>[] = [];
-  for (let i = 0; i < zips.length; i++) packages.push(await (isImageLayout(zips[i]!) ? editImageLayout : isDebFile(zips[i]!) ? editDebPackage : isImageFile(zips[i]!) ? editImagePackage : editZipPackage)(zips[i]!, outputs[i], options));
+  for (let i = 0; i < zips.length; i++) packages.push(await editors.get(zips[i]!)!(zips[i]!, outputs[i], { ...options, nested: nestedEditor(options) }));
   return { packages, rest: files.filter((f) => !zips.includes(f)) };
 }
 
@@ -331,7 +339,7 @@ export function printEditReport<P extends PlannedEdit>(io: CliIO, name: string, 
       if (notes > 0) report(`(${plural(notes, "note")} on these files: see --verbose)\n`);
     }
     for (const tree of trees) report(treeLine(tree, dryRun));
-    for (const p of packages) report(packageEditLine(p, dryRun));
+    for (const p of packages) if (p.refused === undefined) report(packageEditLine(p, dryRun));
     if (wantsTotal(result) || packages.length > 0) report(totalText(total, byGpu, dryRun));
   }
   return edits.some((e) => e.error !== undefined) || unreadable ? 1 : 0;

@@ -12,6 +12,8 @@ import type { PlannedPrune, Selection } from "../../prune/index.js";
 import type { FileEdit } from "../../prune/node.js";
 import { decideEntry } from "../../prune/select.js";
 import { editPrepared } from "../../trees/apply.js";
+import { editTreePackages } from "../../trees/packages.js";
+import { PROGRESS_OPTION, packageProgress } from "./package-progress.js";
 import { prepareInputs } from "../../trees/plan.js";
 import { flagValue, listValue } from "../args.js";
 import { runGuardedAsync } from "./package-inputs.js";
@@ -51,6 +53,7 @@ export const prune: Subcommand = {
       { name: "keep", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs to keep code for (gfx90a means either xnack/sramecc setting; gfx1100 also keeps gfx11-generic; native: this machine's)", category },
       { name: "drop", kind: "string", list: true, commaSeparated: true, valueName: "gpu", description: "GPUs whose code goes (the inverse of --keep)", category },
       ...OUTPUT_OPTIONS,
+      PROGRESS_OPTION,
       { name: "allow-empty", kind: "flag", description: "Write a bundle that keeps no device code instead of failing", category },
       { name: "remove-files", kind: "flag", description: "In folders: also remove standalone code objects (.hsaco, Tensile .co) and per-arch library files (TensileLibrary_*_gfxN.dat) for dropped GPUs, listing each", category },
       { name: "drop-ptx", kind: "flag", description: "NVIDIA fatbins: drop the PTX the listed GPUs could JIT-compile too (kept by default)", category },
@@ -65,7 +68,7 @@ export const prune: Subcommand = {
       { command: "offload-kit prune --keep=gfx90a,gfx1100 --in-place lib/libfoo.so", what: "Edit the library in place (written beside it, renamed over it at the end)" },
     ]),
   }),
-  async run(values, { name, io }) {
+  async run(values, { name, io, isTTY }) {
     const files = listValue(values, "files");
     const keep = listValue(values, "keep");
     const drop = listValue(values, "drop");
@@ -99,7 +102,8 @@ export const prune: Subcommand = {
         }
       };
       // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
-      const zipped = await editZipPackages(files, destination, { codecs, plan, check });
+      const shown = packageProgress(io, name, flagValue(values, "progress"), isTTY);
+      const zipped = await editZipPackages(files, destination, { codecs, plan, check, progress: shown.progress }).finally(() => shown.finish());
       const members = await openMembers(zipped.rest);
       try {
         const prepared = prepareInputs(zipped.rest, destination);
@@ -107,6 +111,8 @@ export const prune: Subcommand = {
           codecs, dryRun, copy: options.copy, opened: members.opened, plan, check,
           ...(flagValue(values, "remove-files") ? { removeFiles: (id: string) => !decideEntry(selection, id).keep } : {}),
         });
+        // Packages inside the folders (a wheel in a venv): each by its own writer (src/trees/packages.ts).
+        const inTrees = await editTreePackages(prepared, result, dryRun, { codecs, plan, progress: shown.progress }).finally(() => shown.finish());
         return printEditReport(io, name, result, {
           ...options, warnings, notes, byGpu: true,
           head: {
@@ -120,7 +126,7 @@ export const prune: Subcommand = {
             entries: planned.entries.map((o) => ({ where: byteStringToUnicode(o.where), id: byteStringToUnicode(o.id), gpu: entryGpu(o), size: o.size, kept: o.kept, host: o.host, matched: o.matched })),
             droppedBytes: planned.entries.filter((o) => !o.kept).reduce((n, o) => n + o.size, 0),
           }),
-        }, zipped.packages);
+        }, [...zipped.packages, ...inTrees]);
       } finally {
         members.close();
       }

@@ -159,7 +159,7 @@ export function headerSize(block: Uint8Array): number {
   return parseInt(String.fromCharCode(...block.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
 }
 
-function padding(size: number): number {
+export function padding(size: number): number {
   return (TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK;
 }
 
@@ -169,7 +169,7 @@ export interface Encoder {
   end(): Promise<void>;
 }
 
-function program(name: string): string | undefined {
+export function program(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(":")) {
     if (dir === "") continue;
     try {
@@ -208,9 +208,8 @@ function waitWritable(stream: NodeJS.WritableStream, bytes: Uint8Array, failed: 
 }
 
 /** An encoder for `method` (undefined: no compression) writing into the open file `fd`. */
-export function openEncoder(method: Compression | undefined, fd: number): Encoder {
+export function openEncoder(method: Compression | undefined, fd: number, command = method === undefined ? undefined : encoderCommand(method)): Encoder {
   if (method === undefined) return { write: async (b) => void writeSync(fd, b), end: async () => {} };
-  const command = encoderCommand(method);
   if (command === undefined) {
     const gzip = createGzip({ level: 9 });
     let error: Error | undefined;
@@ -250,7 +249,7 @@ function codeSmall(method: Compression | undefined, bytes: Uint8Array, decode: b
 }
 
 /** Reads `path` in chunks. */
-function* fileChunks(path: string): Generator<Uint8Array> {
+export function* fileChunks(path: string): Generator<Uint8Array> {
   const fd = openSync(path, "r");
   try {
     const buffer = new Uint8Array(CHUNK);
@@ -269,9 +268,17 @@ function md5sumsPath(name: string): string {
   return name.replace(/^\.?\/+/, "").replace(/^\.\//, "");
 }
 
+/**
+ * A package found inside another (a wheel in a tarball): edited by its own writer into a scratch file.
+ * Undefined when `source` is no package; `out` is set when the package changed (the new bytes).
+ */
+export type NestedEdit<P extends PlannedEdit> = (source: ByteSource, name: string, folder: string) => Promise<{ readonly out?: string; readonly edits: FileEdit<P>[]; readonly withDeviceCode: number } | undefined>;
+
 export interface EditedFile {
   readonly path: string;
   readonly md5: string;
+  /** Hex, as conda's paths.json says it. */
+  readonly sha256: string;
   readonly oldSize: number;
   readonly newSize: number;
 }
@@ -287,7 +294,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
   encoder: Encoder,
   path: string,
   folder: string,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly visible?: (entry: TarEntry) => boolean },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly visible?: (entry: TarEntry) => boolean; readonly nested?: NestedEdit<P>; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
   found: { names: number; edits: FileEdit<P>[]; files: EditedFile[]; entries: number },
 ): Promise<void> {
   let pending: Uint8Array[] = [];
@@ -322,11 +329,19 @@ export async function rewriteDataTar<P extends PlannedEdit>(
     }
     const name = `${path}!${entry.name.replace(/^\.\//, "")}`;
     const spooled = await spooler.spool(reader.take(entry.size), entry.size, name);
+    options.progress?.(name);
     try {
       const source = spooled.source;
       if (source.size !== entry.size) throw new OffloadKitError("PACKAGE_TRUNCATED", `${name}: ${source.size} of ${entry.size} bytes`, { offset: entry.dataOffset });
-      let edit: FileEdit<P> | undefined;
-      if (holdsOffloadCode(locate(source))) {
+      let replacedBy: string | undefined;
+      // A package inside (a wheel in a tarball) first: edited by its own writer, its new bytes this entry's body.
+      // (An uncompressed package holds its members' code where the locator sees it, so it is asked before the locator.)
+      const nested = options.nested === undefined ? undefined : await options.nested(source, name, folder);
+      if (nested !== undefined) {
+        found.edits.push(...nested.edits);
+        found.names += nested.withDeviceCode;
+        replacedBy = nested.out;
+      } else if (holdsOffloadCode(locate(source))) {
         found.names++;
         const out = join(folder, String(found.edits.length));
         const plan = (bytes: ByteSource, member: string): P => {
@@ -339,23 +354,28 @@ export async function rewriteDataTar<P extends PlannedEdit>(
           }
         };
         const opened = new Map([[name, { ...source, size: source.size, bytes: source.bytes, read: (d: Uint8Array, p: number) => source.read(d, p), close() {} }]]);
-        edit = editFiles([name], { kind: "outputs", outputs: [{ path: out, writeUnchanged: false }] }, options.codecs, plan, undefined, undefined, opened)[0]!;
+        const edit = editFiles([name], { kind: "outputs", outputs: [{ path: out, writeUnchanged: false }] }, options.codecs, plan, undefined, undefined, opened)[0]!;
         found.edits.push(edit);
-        if (edit.planned?.plan !== undefined) {
-          if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
-          const newSize = statSync(out).size;
-          const md5 = createHash("md5");
-          await encoder.write(tarHeaderWithSize(header, newSize));
-          for (const chunk of fileChunks(out)) {
-            md5.update(chunk);
-            await encoder.write(chunk);
-          }
-          await encoder.write(new Uint8Array(padding(newSize)));
-          drop = padding(entry.size);
-          found.files.push({ path: md5sumsPath(entry.name), md5: md5.digest("hex"), oldSize: entry.size, newSize });
-          rmSync(out, { force: true });
-          continue;
+        options.progress?.(name, edit);
+        if (edit.planned?.plan !== undefined) replacedBy = out;
+      }
+      if (replacedBy !== undefined) {
+        const out = replacedBy;
+        if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
+        const newSize = statSync(out).size;
+        const md5 = createHash("md5");
+        const sha256 = createHash("sha256");
+        await encoder.write(tarHeaderWithSize(header, newSize));
+        for (const chunk of fileChunks(out)) {
+          md5.update(chunk);
+          sha256.update(chunk);
+          await encoder.write(chunk);
         }
+        await encoder.write(new Uint8Array(padding(newSize)));
+        drop = padding(entry.size);
+        found.files.push({ path: md5sumsPath(entry.name), md5: md5.digest("hex"), sha256: sha256.digest("hex"), oldSize: entry.size, newSize });
+        rmSync(out, { force: true });
+        continue;
       }
       await encoder.write(header);
       for await (const piece of sourceChunks(source)) await encoder.write(piece);
@@ -424,7 +444,7 @@ function editControlMember(entry: TarEntry, body: Uint8Array, files: readonly Ed
 export async function editDebPackage<P extends PlannedEdit>(
   path: string,
   output: string | undefined,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P>; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
 ): Promise<DebPackageEdit<P>> {
   const source = FileSource.open(path);
   let scratch: string | undefined;
@@ -527,7 +547,7 @@ export async function editDebPackage<P extends PlannedEdit>(
  * The new data.tar read back before it is put in a package: decoded again, as many entries, each edited
  * file's bytes the md5 that md5sums will say.
  */
-async function verifyDataTar(dataPath: string, name: string, method: Compression | undefined, files: readonly EditedFile[], entries: number): Promise<void> {
+export async function verifyDataTar(dataPath: string, name: string, method: Compression | undefined, files: readonly EditedFile[], entries: number): Promise<void> {
   const fail = (message: string) => new OffloadKitError("VERIFY_FAILED", `${name}: the data.tar written is wrong, nothing was put in place: ${message}`);
   const written = FileSource.open(dataPath);
   const stream = sourceChunks(written);

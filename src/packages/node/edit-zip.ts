@@ -40,6 +40,7 @@ import type { ReplacedMember, ZipRewriteSink } from "../write/zip.js";
 import { isZip, readZip, zipDataOffset } from "../zip.js";
 import type { ZipIndex, ZipMember } from "../zip.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
+import type { NestedEdit } from "./edit-deb.js";
 
 /** zlib's default level, the one Python's zipfile (and so wheel and pip) deflates with. */
 const DEFLATE_LEVEL = 6;
@@ -58,6 +59,8 @@ export interface ZipPackageEdit<P extends PlannedEdit> {
   readonly edits: FileEdit<P>[];
   /** The RECORD member rewritten, if any. */
   readonly record?: string;
+  /** Set when the package's kind is not written (an RPM): why; its one edit carries the error. */
+  readonly refused?: OffloadKitError;
 }
 
 /** Whether `path` is a zip file (by its first bytes). */
@@ -76,7 +79,7 @@ export function isZipFile(path: string): boolean {
 }
 
 /** node:zlib's CRC-32 where Node has it (20.15, 22.2 and later), else the inspector page's own. */
-function crc32(bytes: Uint8Array, crc = 0): number {
+export function crc32(bytes: Uint8Array, crc = 0): number {
   const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
   return native !== undefined ? native(bytes, crc) : jsCrc32(bytes, crc);
 }
@@ -154,7 +157,7 @@ const NOT_EDITABLE = new Set(["NO_OFFLOAD_CONTENT", "NO_HIP_FATBIN", "ELF_UNSUPP
 export async function editZipPackage<P extends PlannedEdit>(
   path: string,
   output: string | undefined,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly nested?: NestedEdit<P>; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
 ): Promise<ZipPackageEdit<P>> {
   const source = FileSource.open(path);
   const opened = new Map<string, ByteSource & { close(): void }>();
@@ -164,11 +167,33 @@ export async function editZipPackage<P extends PlannedEdit>(
     const index: ZipIndex = readZip(source);
     const names: string[] = [];
     const positions: number[] = [];
+    scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-zip-`)));
+    const folder = scratch;
+    // Packages inside (a .deb in a zip): edited by their own writers; their new bytes replace the member.
+    const nestedOut = new Map<number, string>();
+    const nestedEdits: FileEdit<P>[] = [];
+    let nestedWithCode = 0;
     for (let i = 0; i < index.members.length; i++) {
       const member = index.members[i]!;
       const name = `${path}!${member.name}`;
       const bytes = await memberSource(source, member, name);
       if (bytes === undefined) continue;
+      options.progress?.(name);
+      // A package inside first (a stored one holds its members' code where the locator sees it).
+      let nested;
+      try {
+        nested = options.nested === undefined ? undefined : await options.nested(bytes, name, folder);
+      } catch (e) {
+        bytes.close();
+        throw e;
+      }
+      if (nested !== undefined) {
+        nestedEdits.push(...nested.edits);
+        nestedWithCode += nested.withDeviceCode;
+        if (nested.out !== undefined) nestedOut.set(i, nested.out);
+        bytes.close();
+        continue;
+      }
       if (!holdsOffloadCode(locate(bytes))) {
         bytes.close();
         continue;
@@ -177,8 +202,6 @@ export async function editZipPackage<P extends PlannedEdit>(
       names.push(name);
       positions.push(i);
     }
-    scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-zip-`)));
-    const folder = scratch;
     const plan = (bytes: ByteSource, name: string): P => {
       try {
         return options.plan(bytes, name);
@@ -189,6 +212,7 @@ export async function editZipPackage<P extends PlannedEdit>(
       }
     };
     const edits = editFiles(names, { kind: "outputs", outputs: names.map((_, k) => ({ path: join(folder, `${k}`), writeUnchanged: false })) }, options.codecs, plan, options.check, undefined, opened);
+    for (const edit of edits) options.progress?.(edit.input, edit);
 
     // Deflate what changed, and note its RECORD row.
     const replaced = new Map<number, ReplacedMember>();
@@ -199,6 +223,12 @@ export async function editZipPackage<P extends PlannedEdit>(
       const made = await deflateFile(join(folder, `${k}`), deflated);
       changed.set(index.members[positions[k]!]!.name, { sha256: made.sha256, size: made.size });
       replaced.set(positions[k]!, { crc32: made.crc32, size: made.size, compressedSize: made.compressedSize, write: (sink) => copyFile(deflated, sink) });
+    }
+    for (const [i, out] of nestedOut) {
+      const deflated = `${out}.deflate`;
+      const made = await deflateFile(out, deflated);
+      changed.set(index.members[i]!.name, { sha256: made.sha256, size: made.size });
+      replaced.set(i, { crc32: made.crc32, size: made.size, compressedSize: made.compressedSize, write: (sink) => copyFile(deflated, sink) });
     }
     let record: string | undefined;
     const recordAt = index.members.findIndex((m) => RECORD.test(m.name));
@@ -220,7 +250,7 @@ export async function editZipPackage<P extends PlannedEdit>(
 
     const counting = { position: 0, write(b: Uint8Array) { this.position += b.length; }, copy(_: number, length: number) { this.position += length; } };
     let outputSize = replaced.size === 0 ? source.size : rewriteZip(source, index, replaced, counting);
-    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
+    const packageEdits = [...edits, ...nestedEdits].map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : `${output}!${e.input.slice(path.length + 1)}` }));
     if (output !== undefined) {
       outputSize = withOutputs((open) => {
         // Many small pieces (headers, small members): written through a 1 MiB buffer.
@@ -243,7 +273,7 @@ export async function editZipPackage<P extends PlannedEdit>(
         return size;
       });
     }
-    return { input: path, output, inputSize: source.size, outputSize, members: index.members.length, withDeviceCode: names.length, edits: packageEdits, record };
+    return { input: path, output, inputSize: source.size, outputSize, members: index.members.length, withDeviceCode: names.length + nestedWithCode, edits: packageEdits, record };
   } finally {
     for (const bytes of opened.values()) bytes.close();
     source.close();

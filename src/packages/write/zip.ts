@@ -31,7 +31,9 @@ export interface ReplacedMember {
   readonly crc32: number;
   readonly size: number;
   readonly compressedSize: number;
-  /** Writes exactly `compressedSize` bytes of raw deflate. */
+  /** 8 (deflate, the default) or 0 (stored: a `.conda`'s tar.zst members, as conda-package-handling writes them). */
+  readonly method?: 0 | 8;
+  /** Writes exactly `compressedSize` bytes of raw deflate (or the stored bytes). */
   readonly write: (sink: ZipRewriteSink) => void;
 }
 
@@ -127,7 +129,7 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     const h = dataView(header);
     h.setUint16(4, Math.max(f.getUint16(4, true), big ? ZIP64_VERSION : DEFLATE_VERSION), true);
     h.setUint16(6, f.getUint16(6, true) & ~0x0008 & ~0x0001, true);
-    h.setUint16(8, 8, true);
+    h.setUint16(8, replacement.method ?? 8, true);
     h.setUint32(14, replacement.crc32 >>> 0, true);
     h.setUint32(18, big ? MAX32 : replacement.compressedSize, true);
     h.setUint32(22, big ? MAX32 : replacement.size, true);
@@ -166,7 +168,7 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     if (replacement !== undefined) {
       h.setUint16(6, Math.max(h.getUint16(6, true), DEFLATE_VERSION), true);
       h.setUint16(8, f.getUint16(8, true) & ~0x0008 & ~0x0001, true);
-      h.setUint16(10, 8, true);
+      h.setUint16(10, replacement.method ?? 8, true);
       h.setUint32(16, replacement.crc32 >>> 0, true);
     }
     h.setUint32(20, clamp(compressedSize), true);

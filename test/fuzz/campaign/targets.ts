@@ -4,6 +4,7 @@ import { amdgpuNoteTarget } from "./targets/amdgpu-note.js";
 import { archiveTarget } from "./targets/archive.js";
 import { argsTarget } from "./targets/args.js";
 import { bitcodeTarget } from "./targets/bitcode.js";
+import { condaPathsTarget } from "./targets/conda.js";
 import { bundleTarget } from "./targets/bundle.js";
 import { ccobTarget } from "./targets/ccob.js";
 import { codeObjectTarget } from "./targets/code-object.js";
@@ -25,6 +26,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
   tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget,
   codeObjectTarget,
+  condaPathsTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
