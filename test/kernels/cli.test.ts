@@ -4,7 +4,7 @@
  * --json shapes the issue states, and diff(1)'s exit statuses.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
@@ -225,6 +225,26 @@ describe.skipIf(!existsSync(LIBROCRAND))("kernels --json streamed", () => {
     expect(new Set(listed.map((r: { id: string; name: string }) => `${r.id} ${r.name}`))).toEqual(new Set(sorted.map((r) => `${r.id} ${r.name}`)));
     const run = bash(`{ ${ours("offload-kit")} kernels --json ${LIBROCRAND} 2> err.txt; } | head -c 100 > /dev/null; echo "status=\${PIPESTATUS[0]}"; cat err.txt`, dir);
     expect(run.stdout.toString("utf8")).toBe("status=141\n");
+  }, HANG_MS);
+});
+
+describe("diff of kpack'd trees", () => {
+  it("two folders: an archive gone is a removed target ID with its kernels; the same tree is unchanged", async () => {
+    const dir = scratchDir("kernels-kpack-diff-");
+    const stage = join(import.meta.dirname, "../fixtures/kpack/tree/stage");
+    const a = join(dir, "a");
+    const b = join(dir, "b");
+    expect(spawnSync("cp", ["-a", stage, a]).status).toBe(0);
+    expect(spawnSync("cp", ["-a", stage, b]).status).toBe(0);
+    expect((await kit(dir, "diff", a, b)).code).toBe(0);
+    rmSync(join(b, ".kpack", "test_lib_gfx1100.kpack"));
+    const run = await kit(dir, "diff", a, b, "--json");
+    expect(run.code).toBe(1);
+    const diff = JSON.parse(run.stdout);
+    const status = Object.fromEntries(diff.targets.map((t: { id: string; status: string }) => [t.id.split("--")[1], t.status]));
+    expect(status).toEqual({ gfx1100: "removed", gfx906: "unchanged", gfx90a: "unchanged", "gfx90a:xnack-": "unchanged" });
+    const removed = diff.targets.find((t: { id: string }) => t.id.endsWith("gfx1100"));
+    expect(removed.kernels.removed.length).toBe(1);
   }, HANG_MS);
 });
 
