@@ -17,12 +17,15 @@
 
 /** A byte buffer that grows, and is handed to `sink` when asked (between values, never inside one). */
 export class JsonByteWriter {
-  private buffer = new Uint8Array(1 << 18);
+  private buffer: Uint8Array;
   /** Bytes written and not yet handed on. */
   at = 0;
   private readonly encoder = new TextEncoder();
 
-  constructor(private readonly sink: (bytes: Uint8Array) => void) {}
+  /** `capacity`: the buffer's first size (it doubles as needed and shrinks back to this after a large value). */
+  constructor(private readonly sink: (bytes: Uint8Array) => void, private readonly capacity = 1 << 18) {
+    this.buffer = new Uint8Array(capacity);
+  }
 
   /** Room for `n` more bytes (the buffer grows: a value is never split across a flush). */
   room(n: number): void {
@@ -67,7 +70,7 @@ export class JsonByteWriter {
   flush(): void {
     if (this.at > 0) this.sink(this.buffer.subarray(0, this.at));
     this.at = 0;
-    if (this.buffer.length > 1 << 22) this.buffer = new Uint8Array(1 << 18);
+    if (this.buffer.length > Math.max(1 << 22, this.capacity)) this.buffer = new Uint8Array(this.capacity);
   }
 
   /** Internal: the buffer, for the transcoder's byte loops. */
