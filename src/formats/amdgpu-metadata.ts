@@ -7,7 +7,7 @@
  *
  * | code object | note name | type                         | descriptor                                   |
  * |-------------|-----------|------------------------------|----------------------------------------------|
- * | v2          | "AMD"     | 10 NT_AMD_HSA_METADATA       | YAML text (not read here: reported as such)  |
+ * | v2          | "AMD"     | 10 NT_AMD_HSA_METADATA       | YAML text (src/formats/amdgpu-yaml.ts)       |
  * | v3 to v6    | "AMDGPU"  | 32 NT_AMDGPU_METADATA        | one MessagePack map (src/formats/msgpack.ts) |
  *
  * A note record: `n_namesz` u32, `n_descsz` u32, `n_type` u32, the name (NUL included) padded to the
@@ -23,8 +23,9 @@ import { OffloadKitError } from "../engine/errors.js";
 import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { latin1Decode } from "./bytes.js";
+import { decodeAmdgpuYaml } from "./amdgpu-yaml.js";
 import { decodeMsgpackExactly, msgpackField } from "./msgpack.js";
-import type { MsgpackMap, MsgpackValue } from "./msgpack.js";
+import type { MsgpackDecodeOptions, MsgpackMap, MsgpackValue } from "./msgpack.js";
 
 export const NT_AMD_HSA_METADATA = 10;
 export const NT_AMDGPU_METADATA = 32;
@@ -58,9 +59,9 @@ export interface NoteRegion {
 
 export type AmdgpuMetadata =
   /** v3 and later: the decoded msgpack document (a map with `amdhsa.version`, `amdhsa.kernels`, ...). */
-  | { readonly format: "msgpack"; readonly document: MsgpackMap; readonly noteOffset: number; readonly noteSize: number }
-  /** v2: a YAML document, located but not decoded. */
-  | { readonly format: "yaml"; readonly noteOffset: number; readonly noteSize: number };
+  | { readonly format: "msgpack"; readonly document: MsgpackMap; readonly noteOffset: number; readonly noteSize: number; readonly bytes: Uint8Array }
+  /** v2: the YAML document (src/formats/amdgpu-yaml.ts), decoded into the same kind of map (`Version`, `Kernels`, ...). */
+  | { readonly format: "yaml"; readonly document: MsgpackMap; readonly noteOffset: number; readonly noteSize: number };
 
 function malformed(message: string, offset: number, field: string): OffloadKitError {
   return new OffloadKitError("AMDGPU_NOTE_MALFORMED", message, { offset, field });
@@ -180,8 +181,8 @@ function metadataFormat(note: ElfNote): "msgpack" | "yaml" | undefined {
  * Decodes a NT_AMDGPU_METADATA descriptor: exactly one msgpack map (`baseOffset` places error offsets in the
  * code object). Throws `malformed-msgpack` for bad msgpack, AMDGPU_METADATA_MALFORMED when it is not a map.
  */
-export function decodeAmdgpuMetadata(desc: Uint8Array, baseOffset = 0, skipKeys?: ReadonlySet<string>): MsgpackMap {
-  const document = decodeMsgpackExactly(desc, { maxDepth: METADATA_MAX_DEPTH, baseOffset, skipKeys });
+export function decodeAmdgpuMetadata(desc: Uint8Array, baseOffset = 0, skipKeys?: ReadonlySet<string>, onMap?: MsgpackDecodeOptions["onMap"]): MsgpackMap {
+  const document = decodeMsgpackExactly(desc, { maxDepth: METADATA_MAX_DEPTH, baseOffset, skipKeys, onMap });
   if (!(document instanceof Map)) throw new OffloadKitError("AMDGPU_METADATA_MALFORMED", "AMDGPU metadata is not a map", { offset: baseOffset, field: "amdhsa" });
   return document;
 }
@@ -189,29 +190,40 @@ export function decodeAmdgpuMetadata(desc: Uint8Array, baseOffset = 0, skipKeys?
 /**
  * The code object's metadata note, decoded (v3 and later) or located (v2); undefined when it has none.
  * The first metadata note counts, as the runtime's loader takes the first. `skipKeys` leaves map entries out
- * unbuilt (still checked): `.args` is most of a note and a kernel table does not show it.
+ * unbuilt (still checked): `.args` is most of a note and a kernel table does not show it; `onMap` tells where
+ * each map's bytes are in `bytes` (the descriptor), so a skipped part can be decoded later.
  */
-export function readAmdgpuMetadata(source: ByteSource, options: { readonly skipKeys?: ReadonlySet<string> } = {}): AmdgpuMetadata | undefined {
+export function readAmdgpuMetadata(source: ByteSource, options: Pick<MsgpackDecodeOptions, "skipKeys" | "onMap"> = {}): AmdgpuMetadata | undefined {
   for (const note of readNotes(source)) {
     const format = metadataFormat(note);
     if (format === undefined) continue;
-    if (format === "yaml") return { format, noteOffset: note.descOffset, noteSize: note.descSize };
-    const document = decodeAmdgpuMetadata(readExact(source, note.descOffset, note.descSize), note.descOffset, options.skipKeys);
-    return { format, document, noteOffset: note.descOffset, noteSize: note.descSize };
+    if (format === "yaml") {
+      const document = decodeAmdgpuYaml(readExact(source, note.descOffset, note.descSize), { maxDepth: METADATA_MAX_DEPTH, baseOffset: note.descOffset });
+      return { format, document, noteOffset: note.descOffset, noteSize: note.descSize };
+    }
+    const bytes = readExact(source, note.descOffset, note.descSize);
+    const document = decodeAmdgpuMetadata(bytes, note.descOffset, options.skipKeys, options.onMap);
+    return { format, document, noteOffset: note.descOffset, noteSize: note.descSize, bytes };
   }
   return undefined;
 }
 
-/** `amdhsa.kernels`: each kernel's map (entries that are not maps are skipped: the verifier would reject them). */
-export function metadataKernels(document: MsgpackMap): MsgpackMap[] {
-  const list = msgpackField(document, "amdhsa.kernels");
+/**
+ * `amdhsa.kernels` (v2: `Kernels`): each kernel's map (entries that are not maps are skipped: the verifier
+ * would reject them).
+ */
+export function metadataKernels(document: MsgpackMap, format: AmdgpuMetadata["format"] = "msgpack"): MsgpackMap[] {
+  const list = msgpackField(document, format === "yaml" ? "Kernels" : "amdhsa.kernels");
   if (!Array.isArray(list)) return [];
   return list.filter((k): k is MsgpackMap => k instanceof Map);
 }
 
-/** `amdhsa.version` as [major, minor] (1.0 is v3, 1.1 v4, 1.2 v5, 1.3 v6 in LLVM's streamer). */
-export function metadataVersion(document: MsgpackMap): readonly [number, number] | undefined {
-  const version: MsgpackValue | undefined = msgpackField(document, "amdhsa.version");
+/**
+ * `amdhsa.version` as [major, minor] (1.0 is v3, 1.1 v4, 1.2 v5, 1.3 v6 in LLVM's streamer); v2's `Version`
+ * (1.0 in LLVM 14).
+ */
+export function metadataVersion(document: MsgpackMap, format: AmdgpuMetadata["format"] = "msgpack"): readonly [number, number] | undefined {
+  const version: MsgpackValue | undefined = msgpackField(document, format === "yaml" ? "Version" : "amdhsa.version");
   if (!Array.isArray(version) || typeof version[0] !== "number" || typeof version[1] !== "number") return undefined;
   return [version[0], version[1]];
 }

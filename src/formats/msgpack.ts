@@ -45,6 +45,11 @@ export interface MsgpackDecodeOptions {
    * the map: a reader that needs a few keys of large maps skips the rest without allocating for them.
    */
   readonly skipKeys?: ReadonlySet<string>;
+  /**
+   * Called with each map once it is decoded, with where its bytes start and end in `bytes` and its depth: a
+   * reader that keeps only part of a document can find a map's bytes again (to decode or transcode them later).
+   */
+  readonly onMap?: (map: MsgpackMap, start: number, end: number, depth: number) => void;
 }
 
 export interface MsgpackDecoded {
@@ -55,18 +60,40 @@ export interface MsgpackDecoded {
 
 const utf8 = new TextDecoder("utf-8", { fatal: false });
 
+/** Short ASCII strings already made, by a hash of their bytes (direct-mapped; a collision just replaces). */
+const TEXT_CACHE_SIZE = 4096;
+const cachedBytes: (Uint8Array | undefined)[] = new Array(TEXT_CACHE_SIZE);
+const cachedText: string[] = new Array(TEXT_CACHE_SIZE);
+
 /**
- * A string's bytes as text. Short ASCII strings (every key of a metadata note, most values) are built directly:
- * TextDecoder's per-call cost was a fifth of reading librocsparse's 88,137 kernel maps (measured).
+ * A string's bytes as text. Short ASCII strings (every key of a metadata note, most values) are built directly
+ * and kept: TextDecoder's per-call cost was a fifth of reading librocsparse's 88,137 kernel maps, and the same
+ * few dozen keys repeat in every kernel map (measured: docs/benchmarks.md).
  */
 function decodeText(bytes: Uint8Array): string {
-  if (bytes.length > 64) return utf8.decode(bytes);
-  let text = "";
-  for (let i = 0; i < bytes.length; i++) {
+  const length = bytes.length;
+  if (length > 64) return utf8.decode(bytes);
+  let hash = length;
+  for (let i = 0; i < length; i++) {
     const b = bytes[i]!;
     if (b >= 0x80) return utf8.decode(bytes);
-    text += String.fromCharCode(b);
+    hash = (Math.imul(hash, 31) + b) | 0;
   }
+  const slot = hash & (TEXT_CACHE_SIZE - 1);
+  const cached = cachedBytes[slot];
+  if (cached !== undefined && cached.length === length) {
+    let same = true;
+    for (let i = 0; i < length; i++) {
+      if (cached[i] !== bytes[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return cachedText[slot]!;
+  }
+  const text = String.fromCharCode.apply(null, bytes as unknown as number[]);
+  cachedBytes[slot] = bytes.slice();
+  cachedText[slot] = text;
   return text;
 }
 
@@ -79,6 +106,7 @@ export function decodeMsgpack(bytes: Uint8Array, start = 0, options: MsgpackDeco
   const maxDepth = options.maxDepth ?? 64;
   const base = options.baseOffset ?? 0;
   const skipKeys = options.skipKeys;
+  const onMap = options.onMap;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = start;
 
@@ -187,6 +215,7 @@ export function decodeMsgpack(bytes: Uint8Array, start = 0, options: MsgpackDeco
       if (skipKeys !== undefined && typeof key === "string" && skipKeys.has(key)) skip(depth + 1);
       else out.set(key, value(depth + 1));
     }
+    if (onMap !== undefined) onMap(out, headerAt, at, depth);
     return out;
   };
   /** Walks one value as `value` does, with the same checks, building nothing. */

@@ -43,14 +43,24 @@ function isCodeObject(source: ByteSource): boolean {
   return source.size >= 64 && isAmdgpuCodeObject(readExact(source, 0, 20));
 }
 
+export interface CollectOptions {
+  /**
+   * Hands each code object on as soon as it is read instead of keeping it in `codeObjects` (left empty): a
+   * library's kernels, with their metadata maps, are never all held at once (`kernels --json` streams them).
+   */
+  readonly onCodeObject?: (codeObject: FoundCodeObject) => void;
+}
+
 export interface NvKernelOptions {
   /** Decodes zstd-compressed fatbin entries (src/compress/node/codecs.ts in Node); without it they are reported, not read. */
   readonly nvZstd?: NvZstdDecoder;
 }
 
 /** Lists the kernels of every code object in `input`. */
-export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries"> & KernelListOptions & NvKernelOptions = {}): FileKernels {
+export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "onBundle" | "onOffloadBinaries"> & KernelListOptions & NvKernelOptions & CollectOptions = {}): FileKernels {
   const codeObjects: FoundCodeObject[] = [];
+  const use = options.onCodeObject;
+  const found = { push: (c: FoundCodeObject): void => void (use !== undefined ? use(c) : codeObjects.push(c)) };
   const location = locate(input, {
     ...options,
     onBundle: (bundle, contents) => {
@@ -61,7 +71,7 @@ export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "
       };
       if (bundle.format === "cubin") {
         const entry = bundle.entries[0]!;
-        codeObjects.push({ ...listNvCubinKernels(sliceSource(contents, entry.offset, entry.size), entry.id, options), ...where });
+        found.push({ ...listNvCubinKernels(sliceSource(contents, entry.offset, entry.size), entry.id, options), ...where });
         return;
       }
       if (bundle.format === "nv-fatbin") {
@@ -74,17 +84,17 @@ export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "
             cubin = bytesSource(decodeNvEntry({ ...info, payloadOffset: info.headerOffset + info.headerSize }, readExact(contents, entry.offset, entry.size), options.nvZstd));
           } catch (e) {
             if (!isOffloadKitError(e)) throw e;
-            codeObjects.push({ id: entry.id, processor: entry.id, size: entry.size, kernels: [], problem: { code: e.code, message: e.message, ...(e.offset !== undefined ? { offset: e.offset } : {}) }, ...where });
+            found.push({ id: entry.id, processor: entry.id, size: entry.size, kernels: [], problem: { code: e.code, message: e.message, ...(e.offset !== undefined ? { offset: e.offset } : {}) }, ...where });
             return;
           }
-          codeObjects.push({ ...listNvCubinKernels(cubin, entry.id, options), ...where });
+          found.push({ ...listNvCubinKernels(cubin, entry.id, options), ...where });
         });
         return;
       }
       for (const entry of bundle.entries) {
         const bytes = sliceSource(contents, entry.offset, entry.size);
         if (!isCodeObject(bytes)) continue;
-        codeObjects.push({
+        found.push({
           ...listCodeObjectKernels(bytes, entry.id, options),
           bundle: bundle.index,
           ...(bundle.section !== undefined ? { section: bundle.section } : {}),
@@ -97,7 +107,7 @@ export function collectKernels(input: ByteSource, options: Omit<LocateOptions, "
       images.forEach((image, i) => {
         const bytes = sliceSource(image.source, image.imageOffset, image.imageSize);
         if (!isCodeObject(bytes)) return;
-        codeObjects.push({
+        found.push({
           ...listCodeObjectKernels(bytes, imageTargetId(run.images[i] ?? image), options),
           image: run.images[i]?.index ?? image.index,
           ...(run.section !== undefined ? { section: run.section } : {}),

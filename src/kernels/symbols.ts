@@ -1,6 +1,6 @@
 /**
  * Code size per kernel: the `st_size` of the kernel's STT_FUNC symbol (`<name>`, beside the `<name>.kd`
- * descriptor object), from the code object's `.symtab`, or `.dynsym` when it was stripped. What
+ * descriptor object; code object v2's STT_AMDGPU_HSA_KERNEL `<name>`), from the code object's `.symtab`, or `.dynsym` when it was stripped. What
  * `llvm-readelf -s` prints as Size. Read through src/formats/elf.ts (section table bounded by the file) and
  * one positioned read per table.
  */
@@ -12,6 +12,8 @@ import { latin1Decode } from "../formats/bytes.js";
 const SHT_SYMTAB = 2;
 const SHT_DYNSYM = 11;
 const STT_FUNC = 2;
+/** Code object v2's kernel symbols (llvm/include/llvm/BinaryFormat/ELF.h STT_AMDGPU_HSA_KERNEL). */
+const STT_AMDGPU_HSA_KERNEL = 10;
 const SYMBOL_SIZE = 24;
 
 /** Function symbols by name and their sizes in bytes. */
@@ -26,7 +28,8 @@ export function functionSizes(source: ByteSource): Map<string, number> {
   const names = readExact(source, strings.offset, strings.size);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = SYMBOL_SIZE; at + SYMBOL_SIZE <= bytes.length; at += SYMBOL_SIZE) {
-    if ((bytes[at + 4]! & 0xf) !== STT_FUNC) continue;
+    const type = bytes[at + 4]! & 0xf;
+    if (type !== STT_FUNC && type !== STT_AMDGPU_HSA_KERNEL) continue;
     const nameAt = view.getUint32(at, true);
     if (nameAt >= names.length) continue;
     const end = names.indexOf(0, nameAt);

@@ -4,7 +4,7 @@
  * --json shapes the issue states, and diff(1)'s exit statuses.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runOffloadKit } from "../../src/cli/offload-kit.js";
@@ -12,6 +12,12 @@ import { captureIO, scratchDir } from "../cli/harness.js";
 import { hasNative } from "../native.js";
 import { HANG_MS } from "../limits.js";
 import { TEST_KERNELS, buildHip } from "./native-notes.js";
+import { kernelJson } from "../../src/cli/kit/kernels.js";
+import { collectKernels } from "../../src/kernels/collect.js";
+import { withCcobPrefetch } from "../../src/compress/node/decompress.js";
+import { codecDecompressor } from "../../src/compress/node/packager-codecs.js";
+import { withFile } from "../../src/node/file-source.js";
+import { bash, ours } from "../process/helpers.js";
 
 const LIBROCRAND = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
 
@@ -187,3 +193,58 @@ describe.skipIf(!existsSync(LIBROCRAND))("offload-kit kernels / diff on librocra
     expect((await kit(dir, "diff", LIBROCRAND, pruned)).code).toBe(1);
   }, HANG_MS);
 });
+
+describe.skipIf(!existsSync(LIBROCRAND))("kernels --json streamed", () => {
+  it("writes each code object as it is read, with the content the object route gives (metadata maps transcoded)", async () => {
+    const dir = scratchDir("kernels-stream-");
+    const { io, result } = captureIO(dir);
+    let writes = 0;
+    const counted = { ...io, stdout: (text: string | Uint8Array) => (writes++, io.stdout(text)) };
+    expect(await runOffloadKit("offload-kit", ["kernels", "--json", LIBROCRAND], counted)).toBe(0);
+    const streamed = JSON.parse(result().stdout.toString("utf8"));
+    // Written a code object at a time (and more often inside a large one), not in one piece at the end.
+    expect(writes).toBeGreaterThanOrEqual(8);
+    const found = withFile(LIBROCRAND, (s) => withCcobPrefetch({}, (hooks) => collectKernels(s, { ...hooks, decompressOffload: codecDecompressor() })));
+    expect(streamed.codeObjects.length).toBe(found.codeObjects.length);
+    found.codeObjects.forEach((c, i) => {
+      const ours = streamed.codeObjects[i];
+      expect(ours.id).toBe(c.id);
+      expect(ours.kernels.length).toBe(c.kernels.length);
+      c.kernels.forEach((k, j) => expect(ours.kernels[j], `${c.id} ${k.name}`).toEqual(JSON.parse(JSON.stringify(kernelJson(k)))));
+    });
+  }, HANG_MS);
+
+  it("--sort and --top keep their rows across code objects; a closed pipe ends the run quietly", async () => {
+    const dir = scratchDir("kernels-top-");
+    const all = JSON.parse((await kit(dir, "kernels", "--json", LIBROCRAND)).stdout);
+    const rows = all.codeObjects.flatMap((c: { id: string; kernels: { name: string; vgprs: number }[] }) => c.kernels.map((k) => ({ id: c.id, name: k.name, vgprs: k.vgprs })));
+    const sorted = [...rows].sort((a, b) => b.vgprs - a.vgprs).slice(0, 25);
+    const top = JSON.parse((await kit(dir, "kernels", "--json", "--sort=vgprs", "--top=25", LIBROCRAND)).stdout);
+    const listed = top.codeObjects.flatMap((c: { id: string; kernels: { name: string; vgprs: number }[] }) => c.kernels.map((k) => ({ id: c.id, name: k.name, vgprs: k.vgprs })));
+    expect(listed.map((r: { vgprs: number }) => r.vgprs).sort((a: number, b: number) => b - a)).toEqual(sorted.map((r) => r.vgprs));
+    expect(new Set(listed.map((r: { id: string; name: string }) => `${r.id} ${r.name}`))).toEqual(new Set(sorted.map((r) => `${r.id} ${r.name}`)));
+    const run = bash(`{ ${ours("offload-kit")} kernels --json ${LIBROCRAND} 2> err.txt; } | head -c 100 > /dev/null; echo "status=\${PIPESTATUS[0]}"; cat err.txt`, dir);
+    expect(run.stdout.toString("utf8")).toBe("status=141\n");
+  }, HANG_MS);
+});
+
+describe("diff of kpack'd trees", () => {
+  it("two folders: an archive gone is a removed target ID with its kernels; the same tree is unchanged", async () => {
+    const dir = scratchDir("kernels-kpack-diff-");
+    const stage = join(import.meta.dirname, "../fixtures/kpack/tree/stage");
+    const a = join(dir, "a");
+    const b = join(dir, "b");
+    expect(spawnSync("cp", ["-a", stage, a]).status).toBe(0);
+    expect(spawnSync("cp", ["-a", stage, b]).status).toBe(0);
+    expect((await kit(dir, "diff", a, b)).code).toBe(0);
+    rmSync(join(b, ".kpack", "test_lib_gfx1100.kpack"));
+    const run = await kit(dir, "diff", a, b, "--json");
+    expect(run.code).toBe(1);
+    const diff = JSON.parse(run.stdout);
+    const status = Object.fromEntries(diff.targets.map((t: { id: string; status: string }) => [t.id.split("--")[1], t.status]));
+    expect(status).toEqual({ gfx1100: "removed", gfx906: "unchanged", gfx90a: "unchanged", "gfx90a:xnack-": "unchanged" });
+    const removed = diff.targets.find((t: { id: string }) => t.id.endsWith("gfx1100"));
+    expect(removed.kernels.removed.length).toBe(1);
+  }, HANG_MS);
+});
+

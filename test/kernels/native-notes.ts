@@ -67,14 +67,17 @@ export function parseYamlSubset(input: readonly string[]): YamlValue {
   return node(indentOf(lines[0]!));
 }
 
-/** Each AMDGPU metadata document `llvm-readelf --notes` prints for `file`, in note order. */
-export function readelfMetadata(tool: string, file: string): YamlValue[] {
+/**
+ * Each AMDGPU metadata document `llvm-readelf --notes` prints for `file`, in note order; `header` picks code
+ * object v2's ("AMD HSA Metadata:", the note's YAML printed as is).
+ */
+export function readelfMetadata(tool: string, file: string, header = "AMDGPU Metadata:"): YamlValue[] {
   const run = runNative(tool, ["--notes", file]);
   if (run.status !== 0) throw new Error(`${tool} --notes ${file}: ${run.stderr}`);
   const lines = run.stdout.toString("utf8").split("\n");
   const documents: YamlValue[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== "AMDGPU Metadata:") continue;
+    if (lines[i]!.trim() !== header) continue;
     let start = i + 1;
     if (lines[start]!.trim() === "---") start++;
     let end = start;

@@ -23,7 +23,7 @@ import { printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
 import { EXIT_USAGE, JSON_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, usageError } from "./common.js";
 
-const NOT_DAMAGE = new Set(["NO_AMDGPU_METADATA", "V2_METADATA_NOT_READ"]);
+const NOT_DAMAGE = new Set(["NO_AMDGPU_METADATA"]);
 
 /** The code objects of one side, and whether anything on it could not be read (each problem is printed). */
 function side(gathered: Gathered, report: (message: string) => void): { codeObjects: FoundCodeObject[]; trouble: boolean } {

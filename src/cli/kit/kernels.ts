@@ -8,9 +8,12 @@
  * Exit status: 0; 1 when an input or a code object's note could not be read; 2 on a usage error.
  */
 import { byteStringToUnicode } from "../../formats/bytes.js";
+import { randomUUID } from "node:crypto";
 import { msgpackToJson } from "../../formats/msgpack.js";
+import { JsonByteWriter, transcodeMsgpackJson } from "../../formats/msgpack-json.js";
 import { formatWithCommas } from "../../bundler/compressed.js";
 import type { FoundCodeObject } from "../../kernels/collect.js";
+import { kernelMetadataBytes } from "../../kernels/kernels.js";
 import type { KernelInfo } from "../../kernels/kernels.js";
 import { OCCUPANCY_RULE } from "../../kernels/occupancy.js";
 import { gatherKernels } from "../../kernels/node/gather.js";
@@ -19,13 +22,14 @@ import { printError, printWarning } from "../io.js";
 import { hasErrors, printProblems, runGuardedAsync } from "./package-inputs.js";
 import { foldersJson, foldersNote, printUnreadable } from "./folders.js";
 import type { Subcommand } from "./common.js";
+import type { CliIO } from "../io.js";
 import { FOLDERS_HELP, JSON_OPTION, PATHS_OPTION, KIT_CATEGORY as category, VERSION_TEXT, examplesHelp, hex, pad, plural, usageError } from "./common.js";
 
 export const SORT_KEYS = ["vgprs", "lds", "scratch", "size"] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-/** Problems of a code object that are reports, not damage: it has no note, or a v2 one we do not decode. */
-const NOT_DAMAGE = new Set(["NO_AMDGPU_METADATA", "V2_METADATA_NOT_READ"]);
+/** Problems of a code object that are reports, not damage: it has no metadata note. */
+const NOT_DAMAGE = new Set(["NO_AMDGPU_METADATA"]);
 
 /** A shell glob (`*`, `?`, `[...]`) as a whole-string regular expression. */
 export function globToRegExp(glob: string): RegExp {
@@ -88,10 +92,61 @@ function sortValue(k: KernelInfo, key: SortKey): number {
   return k.codeSize ?? -1;
 }
 
-interface Row {
+/** A code object listed: its fields without its kernels, how many it has, and those shown. */
+interface Listed {
   readonly file: string;
   readonly codeObject: FoundCodeObject;
+  readonly count: number;
+  readonly shown: KernelInfo[];
+}
+
+/** A kernel to show: its code object (an index into the Listed), its place in the input and its sort value. */
+interface Row {
+  readonly file: string;
+  readonly object: number;
+  readonly seq: number;
+  readonly value: number;
   readonly kernel: KernelInfo;
+}
+
+/** Largest first, in input order among equals (what a stable sort of the whole list gives). */
+function byValue(a: Row, b: Row): number {
+  return b.value - a.value || a.seq - b.seq;
+}
+
+function stableSortBy(kernels: KernelInfo[], key: SortKey): KernelInfo[] {
+  return kernels.map((kernel, seq) => ({ kernel, seq, value: sortValue(kernel, key) }))
+    .sort((a, b) => b.value - a.value || a.seq - b.seq)
+    .map((r) => r.kernel);
+}
+
+/**
+ * The first `limit` rows in input order, or the `limit` largest: rows are cut back to `limit` whenever twice
+ * that many are held, so `--top` holds O(limit) kernels (and their metadata maps) whatever the library's size.
+ */
+class TopRows {
+  private rows: Row[] = [];
+
+  constructor(private readonly limit: number, private readonly sorted: boolean) {}
+
+  add(row: Row): void {
+    if (!this.sorted) {
+      if (this.rows.length < this.limit) this.rows.push(row);
+      return;
+    }
+    this.rows.push(row);
+    if (this.rows.length >= Math.max(2 * this.limit, 4096)) this.cut();
+  }
+
+  private cut(): void {
+    this.rows.sort(byValue);
+    this.rows.length = Math.min(this.rows.length, this.limit);
+  }
+
+  result(): Row[] {
+    if (this.sorted) this.cut();
+    return this.rows;
+  }
 }
 
 function targetOf(id: string): string {
@@ -103,38 +158,51 @@ function n(value: number | undefined): string {
   return value === undefined ? "-" : String(value);
 }
 
-function table(rows: readonly Row[], mangled: boolean): string {
+/** Each column's widest cell (a loop: spreading 100,000 rows into Math.max is past some engines' argument limits). */
+function columnWidths(all: readonly string[][]): number[] {
+  const widths = all[0]!.map(() => 0);
+  for (const r of all) for (let i = 0; i < r.length; i++) widths[i] = Math.max(widths[i]!, r[i]!.length);
+  return widths;
+}
+
+function table(rows: readonly Row[], objects: readonly Listed[], mangled: boolean): string {
   const header = ["TARGET", "VGPR", "AGPR", "SGPR", "SPILL", "LDS", "SCRATCH", "WAVE", "WG", "SIZE", "OCC", "KERNEL"];
-  const body = rows.map(({ codeObject, kernel: k }) => [
-    targetOf(codeObject.id), n(k.vgprs), n(k.agprs), n(k.sgprs), `${n(k.vgprSpills)}/${n(k.sgprSpills)}`, n(k.lds),
+  const body = rows.map(({ object, kernel: k }) => [
+    targetOf(objects[object]!.codeObject.id), n(k.vgprs), n(k.agprs), n(k.sgprs), `${n(k.vgprSpills)}/${n(k.sgprSpills)}`, n(k.lds),
     `${n(k.scratch)}${k.dynamicStack === true ? "+dyn" : ""}`, n(k.wavefrontSize), n(k.maxFlatWorkgroupSize), n(k.codeSize),
     k.occupancy === undefined ? "-" : `${k.occupancy.waves} ${k.occupancy.limitedBy}`, mangled ? k.name : k.demangled,
   ]);
   const right = [false, true, true, true, true, true, true, true, true, true, false, false];
   const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  const widths = columnWidths(all);
   return all.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, right[i]))).join("  ")}`.trimEnd() + "\n").join("");
 }
 
 /** NVIDIA cubins' kernels, in cuobjdump -res-usage's terms (CONST: the bank-0 bytes; --json has every bank). */
-function nvTable(rows: readonly Row[], mangled: boolean): string {
+function nvTable(rows: readonly Row[], objects: readonly Listed[], mangled: boolean): string {
   const header = ["TARGET", "REG", "STACK", "SHARED", "LOCAL", "CONST0", "SIZE", "KERNEL"];
-  const body = rows.map(({ codeObject, kernel: k }) => [
-    targetOf(codeObject.id), n(k.nv?.registers), n(k.nv?.stack), n(k.nv?.shared), n(k.nv?.local), n(k.nv?.constants["0"]), n(k.codeSize),
+  const body = rows.map(({ object, kernel: k }) => [
+    targetOf(objects[object]!.codeObject.id), n(k.nv?.registers), n(k.nv?.stack), n(k.nv?.shared), n(k.nv?.local), n(k.nv?.constants["0"]), n(k.codeSize),
     mangled ? k.name : k.demangled,
   ]);
   const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  const widths = columnWidths(all);
   return all.map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : pad(cell, widths[i]!, i > 0))).join("  ")}`.trimEnd() + "\n").join("");
+}
+
+/** A kernel's fields other than `metadata`, read one by one (reading `metadata` would decode a lazy map). */
+function friendlyFields(k: KernelInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(k)) if (key !== "metadata") out[key] = k[key as keyof KernelInfo];
+  return out;
 }
 
 /** A kernel as --json gives it: the friendly fields, then the whole map. */
 export function kernelJson(k: KernelInfo): unknown {
-  const { metadata, ...friendly } = k;
-  return { ...friendly, metadata: msgpackToJson(metadata) };
+  return { ...friendlyFields(k), metadata: msgpackToJson(k.metadata) };
 }
 
-function codeObjectJson(c: FoundCodeObject, kernels: readonly KernelInfo[]): unknown {
+function codeObjectJson(c: FoundCodeObject, kernels: readonly unknown[]): unknown {
   const { kernels: _all, ...rest } = c;
   void _all;
   return {
@@ -142,8 +210,58 @@ function codeObjectJson(c: FoundCodeObject, kernels: readonly KernelInfo[]): unk
     id: byteStringToUnicode(c.id),
     ...(c.section !== undefined ? { section: byteStringToUnicode(c.section) } : {}),
     ...(c.member !== undefined ? { member: byteStringToUnicode(c.member) } : {}),
-    kernels: kernels.map(kernelJson),
+    kernels,
   };
+}
+
+/** How deep a kernel's `metadata` value sits in --json's text: code object 4, its fields 6, kernels 8, their fields 10. */
+const METADATA_INDENT = 10;
+
+/**
+ * `--json` written a code object at a time as the code objects are read (librocsparse's is 370 MB): the
+ * header before the first, each object as `JSON.stringify(_, null, 2)` indents it, then the closing fields.
+ * Each kernel's metadata map goes from its note's bytes to text directly (src/formats/msgpack-json.ts) where it
+ * can, in the place a marker holds in the rest of the object's text; the object route gives the same bytes.
+ * Standard output is written synchronously (src/cli/io.ts), so a slow reader holds the walk back and nothing
+ * piles up.
+ */
+class JsonCodeObjects {
+  private count = 0;
+  private readonly writer: JsonByteWriter;
+  /** Stands for a kernel's metadata in JSON.stringify's text; a random part so no name can be mistaken for it. */
+  private readonly marker = JSON.stringify(`\u0001metadata-${randomUUID()}\u0001`);
+
+  constructor(io: CliIO) {
+    this.writer = new JsonByteWriter((bytes) => io.stdout(bytes));
+  }
+
+  private head(): string {
+    return this.count === 0 ? `{\n  "occupancyRule": ${JSON.stringify(OCCUPANCY_RULE)},\n  "codeObjects": [` : "";
+  }
+
+  write(file: string, c: FoundCodeObject, kernels: readonly KernelInfo[]): void {
+    const marker = JSON.parse(this.marker) as string;
+    const object = { file, ...(codeObjectJson(c, kernels.map((k) => ({ ...friendlyFields(k), metadata: marker }))) as object) };
+    const parts = JSON.stringify(object, null, 2).replace(/\n/g, "\n    ").split(this.marker);
+    const out = this.writer;
+    out.text(`${this.head()}${this.count === 0 ? "" : ","}\n    ${parts[0]!}`);
+    kernels.forEach((k, i) => {
+      const raw = kernelMetadataBytes(k);
+      if (raw === undefined || transcodeMsgpackJson(raw.bytes, raw.start, METADATA_INDENT, out) < 0) {
+        out.text(JSON.stringify(msgpackToJson(k.metadata), null, 2).replace(/\n/g, `\n${" ".repeat(METADATA_INDENT)}`));
+      }
+      out.text(parts[i + 1]!);
+      if (out.at >= 1 << 18) out.flush();
+    });
+    out.flush();
+    this.count++;
+  }
+
+  end(rest: Record<string, unknown>): void {
+    const tail = JSON.stringify(rest, null, 2);
+    this.writer.text(`${this.head()}${this.count === 0 ? "" : "\n  "}],\n${tail.slice(2)}\n`);
+    this.writer.flush();
+  }
 }
 
 export const kernels: Subcommand = {
@@ -185,12 +303,39 @@ export const kernels: Subcommand = {
     const json = flagValue(values, "json");
     const mangled = flagValue(values, "mangled");
     return runGuardedAsync(io, name, async () => {
-      const gathered = await gatherKernels(files, { keepMetadata: json });
-      let status = 0;
       const keep = (k: KernelInfo): boolean => pattern === undefined || pattern.test(k.name) || pattern.test(k.demangled);
-      let rows: Row[] = [];
-      const kept = new Map<FoundCodeObject, KernelInfo[]>();
-      const objects: { file: string; codeObject: FoundCodeObject }[] = [];
+      const sortKey = sort === "" ? undefined : (sort as SortKey);
+      let status = 0;
+      const objects: Listed[] = [];
+      const kept = top === undefined ? undefined : new TopRows(top, sortKey !== undefined);
+      const rows: Row[] = [];
+      let seq = 0;
+      const out = json ? new JsonCodeObjects(io) : undefined;
+      const gathered = await gatherKernels(files, { keepMetadata: json }, (file, c) => {
+        if (gpu !== undefined && !codeObjectMatchesGpu(c.id, gpu)) return;
+        if (c.problem !== undefined) {
+          const text = `${file}: ${byteStringToUnicode(c.id)}: ${c.problem.message}`;
+          if (NOT_DAMAGE.has(c.problem.code)) printWarning(io, name, text);
+          else {
+            printError(io, name, text);
+            status = 1;
+          }
+        }
+        let kernels = c.kernels.filter(keep);
+        if (out !== undefined && kept === undefined) {
+          // Streamed: a code object's kernels sort among themselves as a global stable sort would leave them.
+          if (sortKey !== undefined) kernels = stableSortBy(kernels, sortKey);
+          out.write(file, c, kernels);
+          return;
+        }
+        const object = objects.length;
+        objects.push({ file, codeObject: { ...c, kernels: [] }, count: c.kernels.length, shown: [] });
+        for (const kernel of kernels) {
+          const row = { file, object, seq: seq++, value: sortKey === undefined ? 0 : sortValue(kernel, sortKey), kernel };
+          if (kept !== undefined) kept.add(row);
+          else rows.push(row);
+        }
+      });
       for (const path of gathered.paths) {
         if (path.error !== undefined) {
           status = 1;
@@ -199,61 +344,47 @@ export const kernels: Subcommand = {
         }
         if (path.walk !== undefined && (json ? hasErrors(path.walk) : printProblems(io, name, path.walk))) status = 1;
         for (const item of path.items) {
-          for (const p of item.problems) {
-            printWarning(io, name, `${item.name}: at ${hex(p.offset)}: ${p.message}`);
-          }
-          for (const c of item.codeObjects) {
-            if (gpu !== undefined && !codeObjectMatchesGpu(c.id, gpu)) continue;
-            if (c.problem !== undefined) {
-              const text = `${item.name}: ${byteStringToUnicode(c.id)}: ${c.problem.message}`;
-              if (NOT_DAMAGE.has(c.problem.code)) printWarning(io, name, text);
-              else {
-                printError(io, name, text);
-                status = 1;
-              }
-            }
-            objects.push({ file: item.name, codeObject: c });
-            kept.set(c, []);
-            for (const k of c.kernels) if (keep(k)) rows.push({ file: item.name, codeObject: c, kernel: k });
-          }
+          for (const p of item.problems) printWarning(io, name, `${item.name}: at ${hex(p.offset)}: ${p.message}`);
         }
       }
-      if (sort !== "") rows.sort((a, b) => sortValue(b.kernel, sort as SortKey) - sortValue(a.kernel, sort as SortKey));
-      if (top !== undefined) rows = rows.slice(0, top);
-      for (const r of rows) kept.get(r.codeObject)!.push(r.kernel);
+      const shown = kept !== undefined ? kept.result() : sortKey !== undefined ? rows.sort((a, b) => b.value - a.value || a.seq - b.seq) : rows;
+      for (const r of shown) objects[r.object]!.shown.push(r.kernel);
       if (printUnreadable(io, name, gathered.run)) status = 1;
-      if (json) {
-        const list = objects
-          .filter(({ codeObject }) => top === undefined || kept.get(codeObject)!.length > 0)
-          .map(({ file, codeObject }) => ({ file, ...(codeObjectJson(codeObject, kept.get(codeObject)!) as object) }));
+      if (out !== undefined) {
+        for (const o of objects) if (o.shown.length > 0) out.write(o.file, o.codeObject, o.shown);
         const problems = gathered.paths.flatMap((p) => [
           ...(p.error !== undefined ? [{ path: p.path, ...p.error }] : []),
           ...p.items.flatMap((i) => i.problems.map((q) => ({ path: i.name, code: q.code, message: q.message, offset: q.offset }))),
           ...(p.walk?.problems ?? []).map((q) => ({ path: q.name, code: q.code, message: q.message, offset: q.offset })),
         ]);
-        // Written a code object at a time: librocsparse's JSON is 370 MB, too much for one string.
-        const tail = JSON.stringify({ problems, ...foldersJson(gathered.run) }, null, 2);
-        io.stdout(`{\n  "occupancyRule": ${JSON.stringify(OCCUPANCY_RULE)},\n  "codeObjects": [`);
-        list.forEach((c, i) => io.stdout(`${i === 0 ? "" : ","}\n    ${JSON.stringify(c, null, 2).replace(/\n/g, "\n    ")}`));
-        io.stdout(`${list.length === 0 ? "" : "\n  "}],\n${tail.slice(2)}\n`);
+        out.end({ problems, ...foldersJson(gathered.run) });
         return status;
       }
       const byFile = new Map<string, Row[]>();
-      for (const r of rows) byFile.set(r.file, [...(byFile.get(r.file) ?? []), r]);
-      for (const file of new Set(objects.map((o) => o.file))) {
-        const inFile = objects.filter((o) => o.file === file);
-        const count = inFile.reduce((sum, o) => sum + o.codeObject.kernels.length, 0);
-        const shown = byFile.get(file) ?? [];
+      for (const r of shown) {
+        const list = byFile.get(r.file);
+        if (list === undefined) byFile.set(r.file, [r]);
+        else list.push(r);
+      }
+      const perFile = new Map<string, Listed[]>();
+      for (const o of objects) {
+        const list = perFile.get(o.file);
+        if (list === undefined) perFile.set(o.file, [o]);
+        else list.push(o);
+      }
+      for (const [file, inFile] of perFile) {
+        const count = inFile.reduce((sum, o) => sum + o.count, 0);
+        const fileRows = byFile.get(file) ?? [];
         const bytes = inFile.reduce((sum, o) => sum + o.codeObject.size, 0);
-        const note = shown.length === count ? "" : `, ${shown.length} shown`;
+        const note = fileRows.length === count ? "" : `, ${fileRows.length} shown`;
         io.stdout(`${file}: ${plural(inFile.length, "code object")} (${formatWithCommas(bytes)} bytes), ${plural(count, "kernel")}${note}\n`);
-        const amd = shown.filter((r) => r.kernel.nv === undefined);
-        const nv = shown.filter((r) => r.kernel.nv !== undefined);
-        if (amd.length > 0) io.stdout(table(amd, mangled));
-        if (nv.length > 0) io.stdout(nvTable(nv, mangled));
+        const amd = fileRows.filter((r) => r.kernel.nv === undefined);
+        const nv = fileRows.filter((r) => r.kernel.nv !== undefined);
+        if (amd.length > 0) io.stdout(table(amd, objects, mangled));
+        if (nv.length > 0) io.stdout(nvTable(nv, objects, mangled));
       }
       if (objects.length === 0) io.stdout("no AMDGPU code objects or NVIDIA cubins found\n");
-      else if (rows.some((r) => r.kernel.nv === undefined)) io.stdout(`OCC: waves per SIMD and what limits them (${OCCUPANCY_RULE})\n`);
+      else if (shown.some((r) => r.kernel.nv === undefined)) io.stdout(`OCC: waves per SIMD and what limits them (${OCCUPANCY_RULE})\n`);
       if (gathered.run.folders) io.stdout(`${foldersNote(gathered.run)}\n`);
       return status;
     });

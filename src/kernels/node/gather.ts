@@ -42,15 +42,26 @@ export interface Gathered {
   readonly run: PathsRun;
 }
 
-async function gatherPath(path: string, options: KernelListOptions): Promise<GatheredPath> {
+/** Takes each code object as it is read (`file` as GatheredItem.name gives it); the items then list none. */
+export type CodeObjectSink = (file: string, codeObject: FoundCodeObject) => void;
+
+async function gatherPath(path: string, options: KernelListOptions, sink: CodeObjectSink | undefined): Promise<GatheredPath> {
   try {
     const items: GatheredItem[] = [];
     let offload = false;
     const walk = await forEachInput(path, ({ name, member, source }) => {
-      const found = withCcobPrefetch({}, (hooks) => collectKernels(source, { ...hooks, ...options, decompressOffload: codecDecompressor(), nvZstd: (frame, capacity) => nodeCodecs.zstdDecompressFrame(frame, capacity) }));
+      let handed = 0;
+      const onCodeObject = sink === undefined ? undefined : (c: FoundCodeObject): void => {
+        handed++;
+        sink(name, c);
+      };
+      const found = withCcobPrefetch({}, (hooks) => collectKernels(source, {
+        ...hooks, ...options, decompressOffload: codecDecompressor(), nvZstd: (frame, capacity) => nodeCodecs.zstdDecompressFrame(frame, capacity),
+        ...(onCodeObject !== undefined ? { onCodeObject } : {}),
+      }));
       if (holdsOffloadCode(found.location)) offload = true;
       // In a package, members without device code are not listed.
-      if (member !== undefined && found.codeObjects.length === 0 && found.location.problems.length === 0) return;
+      if (member !== undefined && found.codeObjects.length === 0 && handed === 0 && found.location.problems.length === 0) return;
       items.push({ name, codeObjects: found.codeObjects, problems: found.location.problems });
     });
     return { path, items, ...(walk.package !== undefined ? { walk } : {}), offload: offload || walk.package !== undefined };
@@ -60,11 +71,14 @@ async function gatherPath(path: string, options: KernelListOptions): Promise<Gat
   }
 }
 
-/** Gathers every path named (see the module docblock). */
-export async function gatherKernels(paths: readonly string[], options: KernelListOptions = {}): Promise<Gathered> {
+/**
+ * Gathers every path named (see the module docblock). With `sink`, code objects go to it as they are read,
+ * in the order they would be listed, and are not kept: a file's are handed on before its problems are known.
+ */
+export async function gatherKernels(paths: readonly string[], options: KernelListOptions = {}, sink?: CodeObjectSink): Promise<Gathered> {
   const gathered: GatheredPath[] = [];
   const run = await forEachPath(paths, {
-    inspect: (path) => gatherPath(path, options),
+    inspect: (path) => gatherPath(path, options, sink),
     classify: (g) => (g.error !== undefined ? { unreadable: g.error } : g.offload ? "input" : "skipped"),
     use: (g) => {
       gathered.push(g);

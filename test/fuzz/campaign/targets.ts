@@ -1,6 +1,7 @@
 /** The registry: every parser the campaign runs, by name (`--parser NAME`). */
 import type { FuzzTarget } from "./target.js";
 import { amdgpuNoteTarget } from "./targets/amdgpu-note.js";
+import { amdgpuYamlTarget } from "./targets/amdgpu-yaml.js";
 import { archiveTarget } from "./targets/archive.js";
 import { argsTarget } from "./targets/args.js";
 import { bitcodeTarget } from "./targets/bitcode.js";
@@ -24,7 +25,7 @@ import { wrapperTarget } from "./targets/wrapper.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
-  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget,
+  tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget, amdgpuYamlTarget,
   codeObjectTarget,
   condaPathsTarget,
 ];

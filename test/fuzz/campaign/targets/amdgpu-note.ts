@@ -4,12 +4,14 @@
  * section table with the SHT_NOTE section, holding an NT_AMDGPU_METADATA note whose msgpack document lists a
  * few kernels. Mutations hit the ELF header's table fields, the note header (sizes, type), the alignment and the
  * msgpack bytes. Round trip: the decoded document, encoded again (src/formats/msgpack.ts), decodes to itself.
+ * Each kernel map transcoded to JSON text (src/formats/msgpack-json.ts, `kernels --json`) equals the object route.
  */
 import { bytesSource } from "../../../../src/engine/source.js";
 import { decodeAmdgpuMetadata, listNoteRegions, readAmdgpuMetadata, readNotes } from "../../../../src/formats/amdgpu-metadata.js";
 import { encodeMsgpack, msgpackToJson } from "../../../../src/formats/msgpack.js";
 import type { MsgpackInput } from "../../../../src/formats/msgpack.js";
-import { listCodeObjectKernels } from "../../../../src/kernels/kernels.js";
+import { kernelMetadataBytes, listCodeObjectKernels } from "../../../../src/kernels/kernels.js";
+import { JsonByteWriter, transcodeMsgpackJson } from "../../../../src/formats/msgpack-json.js";
 import { Disagreement, attempt, plain } from "../plain.js";
 import type { Rand } from "../rand.js";
 import { concat, latin1, u16, u32, u64 } from "../sample.js";
@@ -107,6 +109,17 @@ function describe(input: Uint8Array, ctx: RunContext): unknown {
   const lean = listCodeObjectKernels(source, "x", { keepMetadata: false });
   const strip = (l: typeof listed) => JSON.stringify(plain({ ...l, kernels: l.kernels.map(({ metadata: _m, ...k }) => k) }));
   if (strip(listed) !== strip(lean)) throw new Disagreement("the kernel list without metadata maps differs from the full one");
+  // --json's transcoder (src/formats/msgpack-json.ts) gives the object route's bytes, or declines.
+  for (const k of listed.kernels) {
+    const raw = kernelMetadataBytes(k);
+    if (raw === undefined) continue;
+    const chunks: Uint8Array[] = [];
+    const out = new JsonByteWriter((b) => chunks.push(b.slice()), 64);
+    if (transcodeMsgpackJson(raw.bytes, raw.start, 10, out) < 0) continue;
+    out.flush();
+    const text = Buffer.concat(chunks).toString("utf8");
+    if (text !== JSON.stringify(msgpackToJson(k.metadata), null, 2).replace(/\n/g, `\n${" ".repeat(10)}`)) throw new Disagreement("the transcoded metadata differs from the object route");
+  }
   return {
     regions: attempt(() => listNoteRegions(source)),
     notes: attempt(() => readNotes(source)),
