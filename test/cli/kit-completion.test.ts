@@ -97,7 +97,7 @@ describe("bash: sourced and called as bash calls it", () => {
 
   it("options of prune, value-taking ones with their '='", () => {
     expect(bashComplete("offload-kit prune --")).toEqual(
-      ["--allow-empty", "--copy", "--drop=", "--drop-ptx", "--dry-run", "--help", "--in-place", "--json", "--keep=", "--level=", "--out-dir=", "--progress", "--verbose", "--version"]);
+      ["--allow-empty", "--copy", "--drop=", "--drop-ptx", "--dry-run", "--help", "--in-place", "--json", "--keep=", "--level=", "--out-dir=", "--progress", "--remove-files", "--verbose", "--version"]);
     expect(bashComplete("offload-kit prune -")).toContain("-o");
     expect(bashComplete("offload-kit prune --k")).toEqual(["--keep="]);
   });
