@@ -111,6 +111,18 @@ for compression in none zstd-per-kernel; do
   fi
 done
 
+# CLR passes the agent's full ISA (rocminfo's name, e.g. gfx90a:sramecc+:xnack-), not the archive's: the runtime
+# must reach the xnack- archives of librocrand through its @GFXARCH@ expansion of the feature-flag subsets.
+awk -F'\t' -v OFS='\t' '$1 == "host" && $4 ~ /^gfx90[68a]:xnack-$/ { sub(/:xnack-$/, ":sramecc+:xnack-", $4); print }' \
+  "$work/offload-kit-librocrand-none.tsv" >"$work/agent-isa.tsv"
+echo "== offload-kit-librocrand-none as CLR asks, by the agent's full ISA: $(wc -l <"$work/agent-isa.tsv") request(s)"
+if "$build/judge" <"$work/agent-isa.tsv" >"$work/agent-isa.log" && [ -s "$work/agent-isa.tsv" ]; then
+  sed "s|$work/||" "$work/agent-isa.log"
+else
+  status=1
+  cat "$work/agent-isa.log"
+fi
+
 # Control: what rocm-kpack's own split wrote (test/fixtures/make-kpack-*.sh), and its runtime test archives.
 cp -r "$fx/kpack/tree/stage" "$work/rk-tree"
 cp -r "$fx/kpack/zstd/stage" "$work/rk-zstd"
