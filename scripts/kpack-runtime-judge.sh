@@ -72,18 +72,27 @@ trap 'rm -rf "$work"' EXIT
 fx="$repo/test/fixtures"
 kit() { node "$cli" "$@"; }
 status=0
-judge() { # NAME FILE...: one manifest, one judge run
-  local name=$1; shift
+judge() { # NAME EXPECTED_FAILURE_REGEX FILE...: one manifest, one judge run; failures matching the regex (a
+  # known rocm-kpack defect in the control) are listed as expected, any other fails the run.
+  local name=$1 allowed=$2; shift 2
   node "$repo/scripts/kpack-runtime-judge/manifest.mjs" "$work/out/$name" "$@" >"$work/$name.tsv"
   echo "== $name: $(grep -vc '^#' "$work/$name.tsv") request(s)"
   grep '^#' "$work/$name.tsv" || true
-  if "$build/judge" <"$work/$name.tsv" >"$work/$name.log"; then
-    grep -v '^ok ' "$work/$name.log" || true
-  else
-    status=1
-    cat "$work/$name.log"
+  "$build/judge" <"$work/$name.tsv" >"$work/$name.log" || true
+  tail -1 "$work/$name.log"
+  grep -E '^ok (archive|wrappers)' "$work/$name.log" | sed "s|$work/||" || true
+  local failures
+  failures=$(grep '^FAIL' "$work/$name.log" | sed "s|$work/||" || true)
+  if [ -n "$failures" ]; then
+    if [ -n "$allowed" ]; then
+      grep -E "$allowed" <<<"$failures" | sed 's/^FAIL/expected FAIL/' || true
+      grep -vE "$allowed" <<<"$failures" && status=1
+    else
+      echo "$failures"
+      status=1
+    fi
   fi
-  grep '^ok archive' "$work/$name.log" | sed "s|$work/||" || true
+  grep -q ' passed, ' "$work/$name.log" || status=1
 }
 split_tree() { # DIR GROUP PREFIX COMPRESSION
   kit kpack "$1" --group="$2" ${3:+--prefix=$3} --compression="$4" >/dev/null
@@ -96,18 +105,18 @@ for compression in none zstd-per-kernel; do
   cp "$fx/hosts/app" "$work/app-$compression/stage/bin/app"
   split_tree "$work/app-$compression/stage" test_lib stage "$compression"
   mapfile -t files < <(hosts_and_archives "$work/app-$compression/stage")
-  judge "offload-kit-app-$compression" "${files[@]}"
+  judge "offload-kit-app-$compression" "" "${files[@]}"
   cp -r "$fx/kpack/standin/orig" "$work/standin-$compression"
   split_tree "$work/standin-$compression" standin stage "$compression"
   mapfile -t files < <(hosts_and_archives "$work/standin-$compression")
-  judge "offload-kit-standin-$compression" "${files[@]}"
+  judge "offload-kit-standin-$compression" "" "${files[@]}"
   rocrand=/usr/lib/x86_64-linux-gnu/librocrand.so.1.1
   if [ -f "$rocrand" ]; then
     mkdir -p "$work/rocrand-$compression/lib"
     cp "$rocrand" "$work/rocrand-$compression/lib/"
     split_tree "$work/rocrand-$compression" rocrand "" "$compression"
     mapfile -t files < <(hosts_and_archives "$work/rocrand-$compression")
-    judge "offload-kit-librocrand-$compression" "${files[@]}"
+    judge "offload-kit-librocrand-$compression" "" "${files[@]}"
   fi
 done
 
@@ -127,21 +136,18 @@ fi
 cp -r "$fx/kpack/tree/stage" "$work/rk-tree"
 cp -r "$fx/kpack/zstd/stage" "$work/rk-zstd"
 cp -r "$fx/kpack/standin/split" "$work/rk-standin"
+# rocm-kpack's -fgpu-rdc split files librdc.so's shared fat binary once (#0): the runtime, asked for wrapper 1 as
+# CLR asks, must refuse it (KERNEL_NOT_FOUND), and find it in what offload-kit kpack wrote (above).
+rdc='^FAIL wrappers\s+rk-standin/lib/librdc.so\s+gfx[0-9a-z]+: co_index 1: kpack_load_code_object: KERNEL_NOT_FOUND$'
 for t in rk-tree rk-zstd rk-standin; do
   mapfile -t files < <(hosts_and_archives "$work/$t")
-  judge "rocm-kpack-${t#rk-}" "${files[@]}"
+  judge "rocm-kpack-${t#rk-}" "$([ "$t" = rk-standin ] && echo "$rdc")" "${files[@]}"
 done
-judge rocm-kpack-runtime-test-archives "$fx/kpack/runtime/test_noop.kpack" "$fx/kpack/runtime/test_zstd.kpack"
+[ "$(grep -c 'librdc.so.*co_index 1: kpack_load_code_object: KERNEL_NOT_FOUND' "$work/rocm-kpack-standin.log")" = 3 ] || status=1
+judge rocm-kpack-runtime-test-archives "" "$fx/kpack/runtime/test_noop.kpack" "$fx/kpack/runtime/test_zstd.kpack"
 
-# rocm-kpack's -fgpu-rdc split files librdc.so's shared fat binary once (#0); the runtime, asked for wrapper 1 as
-# CLR asks, must refuse it, and find it in what offload-kit kpack wrote.
-printf 'host\t%s\t1\tgfx90a\t/dev/null\n' "$work/rk-standin/lib/librdc.so" >"$work/rdc.tsv"
-echo "== rocm-kpack's -fgpu-rdc split, wrapper 1 (expected to fail):"
-rdc=$("$build/judge" <"$work/rdc.tsv" | sed "s|$work/||" || true)
-echo "$rdc"
-grep -q "kpack_load_code_object: KERNEL_NOT_FOUND" <<<"$rdc" || status=1
 echo "== offload-kit's -fgpu-rdc split, wrapper 1:"
 grep -h "librdc.so co_index 1" "$work"/offload-kit-standin-*.log | sed "s|$work/||"
 
-[ "$status" = 0 ] && echo "every request passed" || echo "SOME REQUESTS FAILED"
+[ "$status" = 0 ] && echo "every request as expected" || echo "SOME REQUESTS FAILED"
 exit "$status"

@@ -8,6 +8,7 @@
 // writes them from `offload-kit extract --json`):
 //   archive <file.kpack>                           kpack_open, then kpack_get_kernel for every TOC key and arch
 //   key     <file.kpack> <key> <arch> <expected>   kpack_get_kernel(key, arch) == expected file
+//   wrappers <host> <arch>                         the same, for every HIPK wrapper the host holds (no compare)
 //   host    <host> <co_index> <arch> <expected>    the HIP runtime's path: the HIPK wrapper whose reserved1 is
 //                                                  co_index, its binary pointer as the dynamic loader relocates
 //                                                  it (R_X86_64_RELATIVE addend), the marker bytes there, then
@@ -72,6 +73,7 @@ bool read_at(const std::vector<unsigned char>& f, uint64_t off, T& out) {
 struct HostMarker {
   uint64_t offset = 0;
   std::string error;
+  std::vector<uint32_t> indices;  // every HIPK wrapper's co_index, in section order
 };
 
 HostMarker find_marker(const std::vector<unsigned char>& f, uint32_t co_index) {
@@ -120,11 +122,11 @@ HostMarker find_marker(const std::vector<unsigned char>& f, uint32_t co_index) {
     uint32_t magic = 0, index = 0;
     read_at(f, segment->sh_offset + w, magic);
     read_at(f, segment->sh_offset + w + 16, index);
-    if (magic == 0x4B504948u && index == co_index) {
+    if (magic == 0x4B504948u) r.indices.push_back(index);
+    if (magic == 0x4B504948u && index == co_index && !found) {
       wrapper_vaddr = segment->sh_addr + w;
       read_at(f, segment->sh_offset + w + 8, pointer);
       found = true;
-      break;
     }
   }
   if (!found) {
@@ -252,6 +254,35 @@ int main() {
           if (verdict.empty()) std::printf("ok key %s %s %s: %zu bytes, equal\n", f[1].c_str(), f[2].c_str(), f[3].c_str(), size);
         }
         kpack_free_kernel(data);
+      }
+    } else if (f[0] == "wrappers" && f.size() == 3) {
+      // Every HIPK wrapper the host holds, each loaded by its own co_index: what CLR registers, independent of
+      // which code objects offload-kit's extract reports.
+      std::vector<unsigned char> host;
+      if (!read_file(f[1], host)) {
+        verdict = "cannot read host";
+      } else {
+        std::vector<uint32_t> indices = find_marker(host, UINT32_MAX).indices;
+        if (indices.empty()) verdict = "no HIPK wrapper";
+        for (uint32_t co_index : indices) {
+          HostMarker m = find_marker(host, co_index);
+          if (!m.error.empty()) {
+            verdict = m.error;
+            break;
+          }
+          const char* arch_list[] = {f[2].c_str()};
+          void* data = nullptr;
+          size_t size = 0;
+          kpack_error_t err =
+              kpack_load_code_object(cache, host.data() + m.offset, f[1].c_str(), co_index, arch_list, 1, &data, &size);
+          kpack_free_code_object(data);
+          if (err != KPACK_SUCCESS) {
+            verdict = "co_index " + std::to_string(co_index) + ": kpack_load_code_object: " + error_name(err);
+            break;
+          }
+          ++loads;
+        }
+        if (verdict.empty()) std::printf("ok wrappers %s %s: %zu HIPK wrapper(s), each loaded\n", f[1].c_str(), f[2].c_str(), indices.size());
       }
     } else if (f[0] == "host" && f.size() == 5) {
       std::vector<unsigned char> host;

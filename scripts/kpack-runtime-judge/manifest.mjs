@@ -1,9 +1,10 @@
 // Writes the kpack-runtime-judge's requests (see judge.cpp) for the files named: for a `.kpack` archive, an
 // `archive` request (load every TOC entry) and a `key` request per code object `offload-kit extract` gives; for a
-// split host, a `host` request per code object extract gives (the runtime must find the same bytes through the
-// host's marker) and a `key` request for the archive extract named. The expected bytes are extract's own files,
-// so the judge compares rocm-kpack's loader with offload-kit's reader. Paths are made absolute: the runtime
-// resolves a marker's search paths against the host's path.
+// split host, a `wrappers` request per architecture (every HIPK wrapper the file holds must load), and per code
+// object extract gives a `host` request (the runtime must find the same bytes through the host's marker) and a
+// `key` request for the archive extract named. The expected bytes are extract's own files, so the judge compares
+// rocm-kpack's loader with offload-kit's reader. Paths are made absolute: the runtime resolves a marker's search
+// paths against the host's path.
 //   node manifest.mjs OUT_DIR FILE... > requests.tsv
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -26,6 +27,7 @@ files.forEach((file, n) => {
   const outputs = JSON.parse(run.stdout).outputs ?? [];
   const isArchive = file.endsWith(".kpack");
   if (isArchive) lines.push(`archive\t${abs}`);
+  if (!isArchive) for (const arch of new Set(outputs.filter((o) => o.kpack).map((o) => o.kpack.arch))) lines.push(`wrappers\t${abs}\t${arch}`);
   for (const o of outputs) {
     if (!o.kpack) continue;
     const expected = resolve(o.path);

@@ -35,7 +35,8 @@ describe.skipIf(!JUDGE || !existsSync(JUDGE))("rocm-kpack's runtime loads what o
     const outputs = (JSON.parse(run.stdout.toString()) as { outputs: ExtractOutput[] }).outputs.filter((o) => o.kpack);
     expect(outputs.length, file).toBeGreaterThan(0);
     const abs = resolve(dir, file);
-    const lines = file.endsWith(".kpack") ? [`archive\t${abs}`] : [];
+    // A host: every HIPK wrapper it holds must load for each GPU, whether or not extract reports it.
+    const lines = file.endsWith(".kpack") ? [`archive\t${abs}`] : [...new Set(outputs.map((o) => o.kpack!.arch))].map((arch) => `wrappers\t${abs}\t${arch}`);
     for (const o of outputs) {
       const expected = resolve(dir, o.path);
       if (file.endsWith(".kpack")) {
@@ -68,6 +69,7 @@ describe.skipIf(!JUDGE || !existsSync(JUDGE))("rocm-kpack's runtime loads what o
     expect(run.out).not.toContain("FAIL");
     expect(run.out).toContain(`${requests.length} request(s) passed, 0 failed`);
     expect(run.out.match(/^ok host .* bytes, equal$/gm)).toHaveLength(hosts);
+    expect(run.out.match(/^ok wrappers .* HIPK wrapper\(s\), each loaded$/gm)).toHaveLength(2 + 4 * 3);
     expect(run.status).toBe(0);
     writeFileSync(join(dir, "requests.tsv"), requests.join("\n"));
   });
@@ -84,8 +86,9 @@ describe.skipIf(!JUDGE || !existsSync(JUDGE))("rocm-kpack's runtime loads what o
     expect(changed.out).toContain("bytes differ from offload-kit extract");
     // rocm-kpack filed librdc.so's shared fat binary once, as #0: the runtime refuses wrapper 1 (we file both).
     cpSync(join(FIXTURES, "kpack/standin/split"), join(dir, "rk"), { recursive: true });
-    const rdc = judge([["host", join(dir, "rk/lib/librdc.so"), "1", "gfx90a", "/dev/null"].join("\t")]);
+    const rdc = judge([["host", join(dir, "rk/lib/librdc.so"), "1", "gfx90a", "/dev/null"].join("\t"), ["wrappers", join(dir, "rk/lib/librdc.so"), "gfx906"].join("\t")]);
     expect(rdc.status).toBe(1);
-    expect(rdc.out).toContain("kpack_load_code_object: KERNEL_NOT_FOUND");
+    expect(rdc.out).toContain("1\tgfx90a\t/dev/null: kpack_load_code_object: KERNEL_NOT_FOUND");
+    expect(rdc.out).toContain("gfx906: co_index 1: kpack_load_code_object: KERNEL_NOT_FOUND");
   });
 });
