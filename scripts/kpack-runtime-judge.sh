@@ -132,6 +132,27 @@ else
   cat "$work/agent-isa.log"
 fi
 
+# offload-kit prune's archives: rocm-kpack's two-architecture test archives with one GPU dropped (plain, zstd),
+# and the plain stand-in tree pruned in place to gfx90a (the gfx906 and gfx1100 archives removed whole, the hosts
+# untouched): what is left loads; for a dropped GPU the runtime finds no archive (ARCHIVE_NOT_FOUND/ARCH_NOT_FOUND).
+# (Not the zstd tree: folder prune finds no device code in zstd-per-kernel archives, 2026-11-27, reported.)
+mkdir -p "$work/pruned"
+kit prune --drop=gfx906 "$fx/kpack/runtime/test_noop.kpack" -o "$work/pruned/test_noop.kpack" >/dev/null
+kit prune --drop=gfx1101 "$fx/kpack/runtime/test_zstd.kpack" -o "$work/pruned/test_zstd.kpack" >/dev/null
+judge offload-kit-pruned-archives "" "$work/pruned/test_noop.kpack" "$work/pruned/test_zstd.kpack"
+cp -r "$work/standin-none" "$work/standin-pruned"
+kit prune --keep=gfx90a "$work/standin-pruned" --in-place >/dev/null
+[ ! -e "$work/standin-pruned/.kpack/standin_gfx906.kpack" ] || { echo "prune left standin_gfx906.kpack"; status=1; }
+mapfile -t files < <(hosts_and_archives "$work/standin-pruned")
+judge offload-kit-standin-pruned-to-gfx90a "" "${files[@]}"
+for f in "${files[@]}"; do
+  case $f in *.kpack) ;; *) printf 'wrappers\t%s\tgfx906\n' "$f" ;; esac
+done >"$work/dropped.tsv"
+echo "== offload-kit-standin-pruned-to-gfx90a asked for gfx906 (every host expected to fail):"
+"$build/judge" <"$work/dropped.tsv" | sed "s|$work/||" >"$work/dropped.log" || true
+cat "$work/dropped.log"
+[ "$(grep -cE '^FAIL .*kpack_load_code_object: (ARCHIVE_NOT_FOUND|ARCH_NOT_FOUND)$' "$work/dropped.log")" = "$(wc -l <"$work/dropped.tsv")" ] || status=1
+
 # Control: what rocm-kpack's own split wrote (test/fixtures/make-kpack-*.sh), and its runtime test archives.
 cp -r "$fx/kpack/tree/stage" "$work/rk-tree"
 cp -r "$fx/kpack/zstd/stage" "$work/rk-zstd"
