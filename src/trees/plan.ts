@@ -18,6 +18,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { basename, join, relative, resolve, sep } from "node:path";
 import { OffloadKitError } from "../engine/errors.js";
+import { codecDecompressor } from "../compress/node/packager-codecs.js";
 import { locate } from "../inspect/locate.js";
 import { holdsOffloadCode } from "../inspect/node/check.js";
 import { namedDirectory } from "../inspect/node/folders.js";
@@ -86,7 +87,8 @@ function realOrResolved(path: string): string {
 /** Whether the file holds device code (check's rule); an error reading it is the walk's unreadable entry. */
 function classify(path: string): boolean | WalkError {
   try {
-    return withFile(path, (source) => holdsOffloadCode(locate(source)));
+    // With the codecs' decompressor: a zstd-per-kernel .kpack archive's code objects are only seen decoded.
+    return withFile(path, (source) => holdsOffloadCode(locate(source, { decompressOffload: codecDecompressor() })));
   } catch (e) {
     if (e instanceof OffloadKitError) return { path, code: e.code, message: e.message };
     if ((e as NodeJS.ErrnoException).code === undefined) throw e;

@@ -72,4 +72,15 @@ describe("prune of .kpack archives", () => {
       expect((await kit("check", "--gpu=gfx906", `${stage}/bin/app`)).code).toBe(1);
     }
   });
+  it("a folder of zstd-per-kernel archives: seen through the codecs, the dropped GPU's archive goes, the host stays valid", async () => {
+    cpSync(join(FIXTURES, "kpack/zstd"), join(dir, "zstd"), { recursive: true });
+    const run = await kit("prune", "--keep=gfx90a", "--in-place", "zstd/stage");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.toString()).toContain("removed zstd/stage/.kpack/test_lib_gfx906.kpack (no code object left)");
+    expect(readdirSync(join(dir, "zstd/stage/.kpack"))).toEqual(["test_lib_gfx90a.kpack"]);
+    const kept = readKpackArchive(bytesSource(read(join(dir, "zstd/stage/.kpack/test_lib_gfx90a.kpack"))));
+    expect(kept.compression).toBe(readKpackArchive(bytesSource(read(join(FIXTURES, "kpack/zstd/stage/.kpack/test_lib_gfx90a.kpack")))).compression);
+    expect((await kit("check", "--gpu=gfx90a", "zstd/stage/bin/app")).code).toBe(0);
+    expect((await kit("check", "--gpu=gfx906", "zstd/stage/bin/app")).code).toBe(1);
+  });
 });
