@@ -135,7 +135,6 @@ fi
 # offload-kit prune's archives: rocm-kpack's two-architecture test archives with one GPU dropped (plain, zstd),
 # and the plain stand-in tree pruned in place to gfx90a (the gfx906 and gfx1100 archives removed whole, the hosts
 # untouched): what is left loads; for a dropped GPU the runtime finds no archive (ARCHIVE_NOT_FOUND/ARCH_NOT_FOUND).
-# (Not the zstd tree: folder prune finds no device code in zstd-per-kernel archives, 2026-11-27, reported.)
 mkdir -p "$work/pruned"
 kit prune --drop=gfx906 "$fx/kpack/runtime/test_noop.kpack" -o "$work/pruned/test_noop.kpack" >/dev/null
 kit prune --drop=gfx1101 "$fx/kpack/runtime/test_zstd.kpack" -o "$work/pruned/test_zstd.kpack" >/dev/null
@@ -145,6 +144,12 @@ kit prune --keep=gfx90a "$work/standin-pruned" --in-place >/dev/null
 [ ! -e "$work/standin-pruned/.kpack/standin_gfx906.kpack" ] || { echo "prune left standin_gfx906.kpack"; status=1; }
 mapfile -t files < <(hosts_and_archives "$work/standin-pruned")
 judge offload-kit-standin-pruned-to-gfx90a "" "${files[@]}"
+# The zstd-per-kernel stand-in tree pruned the same way (its archives seen through the codecs).
+cp -r "$work/standin-zstd-per-kernel" "$work/standin-zstd-pruned"
+kit prune --keep=gfx90a "$work/standin-zstd-pruned" --in-place >/dev/null
+[ ! -e "$work/standin-zstd-pruned/.kpack/standin_gfx906.kpack" ] || { echo "prune left the zstd tree's standin_gfx906.kpack"; status=1; }
+mapfile -t files < <(hosts_and_archives "$work/standin-zstd-pruned")
+judge offload-kit-standin-zstd-pruned-to-gfx90a "" "${files[@]}"
 for f in "${files[@]}"; do
   case $f in *.kpack) ;; *) printf 'wrappers\t%s\tgfx906\n' "$f" ;; esac
 done >"$work/dropped.tsv"
