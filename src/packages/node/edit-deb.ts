@@ -23,7 +23,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { constants as zlibConstants, createGzip, gunzipSync, gzipSync } from "node:zlib";
@@ -50,6 +50,8 @@ import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
+import { fileChunks } from "./file-chunks.js";
+export { fileChunks };
 
 const AR_MAGIC = "!<arch>\n";
 const AR_HEADER = 60;
@@ -246,21 +248,6 @@ function codeSmall(method: Compression | undefined, bytes: Uint8Array, decode: b
   const run = spawnSync(command.command, command.args, { input: bytes, maxBuffer: MAX_CONTROL });
   if (run.status !== 0) throw new OffloadKitError("DEB_MALFORMED", `${name}: ${method} ${decode ? "decoding" : "encoding"} failed: ${run.error?.message ?? run.stderr.toString().trim()}`);
   return new Uint8Array(run.stdout);
-}
-
-/** Reads `path` in chunks. */
-export function* fileChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, "r");
-  try {
-    const buffer = new Uint8Array(CHUNK);
-    for (;;) {
-      const n = readSync(fd, buffer, 0, CHUNK, null);
-      if (n === 0) return;
-      yield buffer.subarray(0, n);
-    }
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** A tar path as md5sums names it: no leading `./` or `/`. */

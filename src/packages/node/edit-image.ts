@@ -27,7 +27,7 @@
  * in the rewritten JSON names an entry of that size), and renamed into place.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import { createGzip } from "node:zlib";
@@ -53,6 +53,7 @@ import { openEncoder, rewriteDataTar, tarHeaderWithSize } from "./edit-deb.js";
 import type { EditedFile, Encoder } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { nodeDecoders } from "./io.js";
+import { fileChunks } from "./file-chunks.js";
 
 /** Go's compress/gzip DefaultCompression, what docker and buildkit write layers with. */
 const GZIP_LEVEL = 6;
@@ -156,20 +157,6 @@ async function* hashed(stream: AsyncIterable<Uint8Array>, hash: ReturnType<typeo
   for await (const chunk of stream) {
     hash.update(chunk);
     yield chunk;
-  }
-}
-
-function* fileChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, "r");
-  try {
-    const buffer = new Uint8Array(CHUNK);
-    for (;;) {
-      const n = readSync(fd, buffer, 0, CHUNK, null);
-      if (n === 0) return;
-      yield buffer.subarray(0, n);
-    }
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -12,7 +12,7 @@
  * removes it: nothing is written beside the input or the destination.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as zlib from "node:zlib";
@@ -41,11 +41,11 @@ import { isZip, readZip, zipDataOffset } from "../zip.js";
 import type { ZipIndex, ZipMember } from "../zip.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
 import type { NestedEdit } from "./edit-deb.js";
+import { fileChunks } from "./file-chunks.js";
 
 /** zlib's default level, the one Python's zipfile (and so wheel and pip) deflates with. */
 const DEFLATE_LEVEL = 6;
 const RECORD = /^[^/]+\.dist-info\/RECORD$/;
-const CHUNK = 1 << 20;
 
 export interface ZipPackageEdit<P extends PlannedEdit> {
   readonly input: string;
@@ -97,21 +97,6 @@ async function memberSource(source: ByteSource, member: ZipMember, name: string)
   }
   const s = spooled.source;
   return { size: s.size, bytes: s.bytes, read: (dest, position) => s.read(dest, position), close: () => spooled.close() };
-}
-
-/** Reads `path` in chunks. */
-function* fileChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, "r");
-  try {
-    const buffer = new Uint8Array(CHUNK);
-    for (;;) {
-      const n = readSync(fd, buffer, 0, CHUNK, null);
-      if (n === 0) return;
-      yield buffer.subarray(0, n);
-    }
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Deflates the file at `from` into `to`: its CRC-32, sha256 (RECORD's form), sizes. */
