@@ -531,6 +531,28 @@ export async function editDebPackage<P extends PlannedEdit>(
 }
 
 /**
+ * Walks a tar written again (a .deb's data.tar, an image layer) and checks each edited file's size and md5
+ * against what was edited; returns how many entries it holds.
+ */
+export async function checkEditedTar(reader: ChunkReader, files: readonly EditedFile[], fail: (message: string) => Error): Promise<number> {
+  const expected = new Map(files.map((f) => [f.path, f]));
+  let count = 0;
+  for await (const entry of walkTar(reader)) {
+    count++;
+    const file = entry.type === "file" ? expected.get(md5sumsPath(entry.name)) : undefined;
+    if (file === undefined) continue;
+    const md5 = createHash("md5");
+    let size = 0;
+    for await (const piece of reader.take(entry.size)) {
+      md5.update(piece);
+      size += piece.length;
+    }
+    if (size !== file.newSize || md5.digest("hex") !== file.md5) throw fail(`'${entry.name}' is not what was edited`);
+  }
+  return count;
+}
+
+/**
  * The new data.tar read back before it is put in a package: decoded again, as many entries, each edited
  * file's bytes the md5 that md5sums will say.
  */
@@ -540,20 +562,7 @@ export async function verifyDataTar(dataPath: string, name: string, method: Comp
   const stream = sourceChunks(written);
   const reader = ChunkReader.ofStream(method === undefined ? stream : nodeDecoders().decode(method, stream));
   try {
-    const expected = new Map(files.map((f) => [f.path, f]));
-    let count = 0;
-    for await (const entry of walkTar(reader)) {
-      count++;
-      const file = entry.type === "file" ? expected.get(md5sumsPath(entry.name)) : undefined;
-      if (file === undefined) continue;
-      const md5 = createHash("md5");
-      let size = 0;
-      for await (const piece of reader.take(entry.size)) {
-        md5.update(piece);
-        size += piece.length;
-      }
-      if (size !== file.newSize || md5.digest("hex") !== file.md5) throw fail(`'${entry.name}' is not what was edited`);
-    }
+    const count = await checkEditedTar(reader, files, fail);
     if (count !== entries) throw fail(`it holds ${count} entries, not ${entries}`);
   } finally {
     await reader.close();

@@ -49,7 +49,7 @@ import type { Compression } from "../decoders.js";
 import { LayerStack, layerPath } from "../image.js";
 import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
-import { openEncoder, rewriteDataTar, tarHeaderWithSize } from "./edit-deb.js";
+import { checkEditedTar, openEncoder, rewriteDataTar, tarHeaderWithSize } from "./edit-deb.js";
 import type { EditedFile, Encoder } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { nodeDecoders } from "./io.js";
@@ -217,20 +217,7 @@ async function verifyLayer(blob: string, method: Compression | undefined, name: 
   const stream = sourceChunks(written);
   const reader = ChunkReader.ofStream(hashed(method === undefined ? stream : nodeDecoders().decode(method, stream), hash));
   try {
-    const expected = new Map(files.map((f) => [f.path, f]));
-    let count = 0;
-    for await (const entry of walkTar(reader)) {
-      count++;
-      const file = entry.type === "file" ? expected.get(entry.name.replace(/^\.?\/+/, "").replace(/^\.\//, "")) : undefined;
-      if (file === undefined) continue;
-      const md5 = createHash("md5");
-      let size = 0;
-      for await (const piece of reader.take(entry.size)) {
-        md5.update(piece);
-        size += piece.length;
-      }
-      if (size !== file.newSize || md5.digest("hex") !== file.md5) throw fail(`'${entry.name}' is not what was edited`);
-    }
+    const count = await checkEditedTar(reader, files, fail);
     for await (const piece of reader.take(Number.MAX_SAFE_INTEGER)) void piece;
     if (count !== entries) throw fail(`it holds ${count} entries, not ${entries}`);
     if (`sha256:${hash.digest("hex")}` !== diffId) throw fail("it does not decode to the tar whose digest the config names");
