@@ -176,7 +176,7 @@ export class OffloadKitWorker {
    * slices of `file` and the bytes the ELF editor made, never the whole file in memory. With `member`, that
    * member of the package `file` is (as inspectPackage named it): what `offload-kit prune` writes for the
    * member extracted. With `package`, the package itself rewritten, as `offload-kit prune x.whl -o out.whl`
-   * writes it (wheels and other zips: src/browser/prune-zip.ts; any other package is refused, saying so).
+   * writes it (src/browser/prune-package/: zips, .conda, .deb and tarballs; RPMs and images are refused, saying so).
    */
   async prune(file: Blob, keep: readonly string[], options: { name?: string; member?: readonly string[]; package?: boolean } = {}): Promise<PruneReply> {
     const name = options.name ?? ((file as File).name || "blob");

@@ -23,7 +23,7 @@ import { readExact } from "../engine/source.js";
 import type { ByteSource } from "../engine/source.js";
 import { materialize } from "../prune/plan.js";
 import { treePlace } from "./kpack-tree.js";
-import { isZipPackage, pruneZipPackage } from "./prune-zip.js";
+import { prunePackage } from "./prune-package/index.js";
 
 export interface WorkerScope {
   postMessage(message: WorkerReply, transfer?: Transferable[]): void;
@@ -161,10 +161,10 @@ async function handle(scope: WorkerScope, request: WorkerRequest): Promise<void>
       if (loaded.codecs === undefined) throw new OffloadKitError(loaded.error!.code, `cannot prune here: ${loaded.error!.message}`);
       if (request.package === true) {
         const source = new BlobSource(request.file);
-        // Only a zip is written back here; the CLI rewrites the other kinds (.deb, conda, images, tarballs).
-        if (!isZipPackage(source)) throw new OffloadKitError("PACKAGE_NOT_WRITTEN_HERE", `the page rewrites wheels and other zips only: offload-kit prune --keep=${request.keep.join(",")} ${request.name} -o OUT writes this package`);
-        const result = await pruneZipPackage(source, request.name, request.keep, loaded.codecs);
-        const transfer = result.parts.flatMap((p) => ("bytes" in p ? [p.bytes.buffer as ArrayBuffer] : []));
+        // Written back as its kind (./prune-package/): zips, .conda, .deb, tarballs; RPMs and images are the CLI's.
+        const result = await prunePackage(source, request.name, request.keep, loaded.codecs);
+        // Each buffer once: several parts may be views of one (a structured clone refuses a buffer listed twice).
+        const transfer = [...new Set(result.parts.flatMap((p) => ("bytes" in p ? [p.bytes.buffer as ArrayBuffer] : [])))];
         scope.postMessage({ id, op: "pruned", result }, transfer);
         return;
       }

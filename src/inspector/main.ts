@@ -30,6 +30,9 @@ import type { Column } from "./table.js";
 import type { ZipEntrySource } from "./zip.js";
 import type { TreeFile } from "../browser/kpack-tree.js";
 
+/** The package kinds the page writes back pruned (src/browser/prune-package/index.ts). */
+const PAGE_WRITES = new Set<string>(["zip", "deb", "tar", "gzip", "xz", "zstd", "bzip2"]);
+
 /** Main-thread time spent building rows before letting the page paint and take input. */
 const ROW_BUDGET_MS = 16;
 /** Rows built at most per step, whatever the clock says (a slow machine still yields between steps). */
@@ -332,9 +335,15 @@ function memberPruneRefusal(member: PackageMemberResult): string | undefined {
 
 const LINKED_ELF_MEMBER_REFUSAL = "not offered for linked ELF files inside a package: the page would hold the decoded library whole; drop the extracted library on the page (or run offload-kit prune on it)";
 
-/** `lib.bc` pruned for `gfx90a:xnack-`: `lib-gfx90a_xnack-.bc` (':' as extract writes it, '_'). */
+/**
+ * `lib.bc` pruned for `gfx90a:xnack-`: `lib-gfx90a_xnack-.bc` (':' as extract writes it, '_'); `x.tar.xz`:
+ * `x-gfx906.tar.xz`. A wheel and a `.conda` keep their names: pip parses a wheel's name for its tags, and
+ * conda finds a `.conda`'s tars by the file's name.
+ */
 function prunedName(name: string, gpu: string): string {
-  const dot = name.lastIndexOf(".");
+  if (/\.(whl|conda)$/.test(name)) return name;
+  const tar = /\.tar(\.(gz|xz|zst|bz2))?$|\.t[gx]z$/.exec(name);
+  const dot = tar !== null ? tar.index : name.lastIndexOf(".");
   const [base, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
   return `${base}-${gpu}${ext}`.replace(/[:/\\\0]/g, "_");
 }
@@ -677,10 +686,11 @@ async function renderPackage(item: Shown, pkg: PackageResult, status: HTMLElemen
     // Its read statistics are the package's (members are not read from the File one by one).
     await renderResult(member, { ...m, bytesRead: 0, reads: 0, readMilliseconds: 0, milliseconds: 0, engine: pkg.engine }, memberStatus, memberBar);
   }
-  // The package itself pruned: a zip (wheel) is rewritten here as the CLI rewrites it; other kinds are the CLI's.
+  // The package itself pruned: wheels and zips, .conda, .deb and tarballs are written here as the CLI writes
+  // them (src/browser/prune-package/); RPMs, images and cpio archives are the CLI's.
   if (pkg.members.length > 0) {
-    item.pruneRefusal = w.format === "zip" ? undefined
-      : `not offered for ${w.format} packages in the page (it rewrites wheels and other zips): offload-kit prune --keep=GPU ${pkg.name} -o OUT writes the ${w.format} package`;
+    item.pruneRefusal = PAGE_WRITES.has(w.format) ? undefined
+      : `not offered for ${w.format} packages in the page (it writes wheels, zips, .conda, .deb and tarballs): offload-kit prune --keep=GPU ${pkg.name} -o OUT ${w.format === "rpm" ? "says why an RPM is not written again" : `writes the ${w.format} package`}`;
     section.insertBefore(element("div", { className: "file-actions package-actions" }, pruneButton(item)), section.querySelector("section.file.member"));
   }
   status.className = "status done";

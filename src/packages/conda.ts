@@ -209,3 +209,30 @@ export function rewritePathsJson(text: string, changed: ReadonlyMap<string, { re
   const done = new Set(rewritten);
   return { text: out, rewritten, missing: [...changed.keys()].filter((p) => !done.has(p)) };
 }
+
+/** Where a conda package lists its files' sha256 and sizes. */
+export const PATHS_JSON = "info/paths.json";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** paths.json's new bytes for `files`, and the edited paths it has no row for. */
+export function newPathsJson(body: Uint8Array, files: readonly { readonly path: string; readonly sha256: string; readonly newSize: number }[], name: string): { bytes: Uint8Array; missing: readonly string[] } {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new OffloadKitError("CONDA_PATHS_MALFORMED", `${name}!${PATHS_JSON}: not UTF-8 text`, { field: PATHS_JSON });
+  }
+  const changed = new Map(files.map((f) => [condaPath(f.path), { sha256: f.sha256, size: f.newSize }]));
+  try {
+    const made = rewritePathsJson(text, changed);
+    return { bytes: new TextEncoder().encode(made.text), missing: made.missing };
+  } catch (e) {
+    // `x.conda!info-x.tar.zst!info/paths.json: malformed: ... at offset N` (the offset in paths.json).
+    if (e instanceof OffloadKitError && e.code.startsWith("CONDA_PATHS")) {
+      const detail = e.message.replace(/^malformed info\/paths\.json: /, "malformed: ").replace(/^info\/paths\.json: /, "");
+      throw new OffloadKitError(e.code, `${name}!${PATHS_JSON}: ${detail}`, { offset: e.offset, field: e.field });
+    }
+    throw e;
+  }
+}

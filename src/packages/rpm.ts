@@ -86,3 +86,11 @@ export function readRpm(source: ByteSource): RpmLayout {
     format: main.strings.get(RPMTAG_PAYLOADFORMAT) ?? "cpio",
   };
 }
+
+/** Why an RPM is not written back (the CLI's writers and the page's say the same). */
+export function rpmRefusal(path: string): OffloadKitError {
+  return new OffloadKitError("RPM_NOT_WRITABLE",
+    `${path}: an RPM is not written again: its signature header's digests and the packager's signature over them cover ` +
+    "the payload, and offload-kit cannot sign for the vendor (rpm -K and dnf would reject the result); " +
+    "prune the installed files instead (offload-kit prune --in-place DIR), or rebuild the package with rpmbuild", { field: "package" });
+}

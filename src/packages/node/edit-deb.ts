@@ -31,7 +31,7 @@ import type { Codecs } from "../../compress/codecs.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { engine } from "../../engine/select.js";
 import type { ByteSource } from "../../engine/source.js";
-import { bytesSource, readExact } from "../../engine/source.js";
+import { readExact } from "../../engine/source.js";
 import { concatBytes } from "../../formats/bytes.js";
 import { locate } from "../../inspect/locate.js";
 import { holdsOffloadCode } from "../../inspect/node/check.js";
@@ -51,13 +51,13 @@ import type { TarEntry } from "../tar.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { fileChunks } from "./file-chunks.js";
-export { fileChunks };
+import { AR_HEADER, AR_MAGIC, MAX_CONTROL, arHeader, editControlMember, malformed, md5sumsPath, readDebMembers, replaceTarMembers } from "../write/deb.js";
+import type { ArMember, EditedFile } from "../write/deb.js";
+import { headerSize, padding, tarHeaderWithSize } from "../write/tar-headers.js";
+export { fileChunks, headerSize, padding, readDebMembers, tarHeaderWithSize };
+export type { EditedFile };
 
-const AR_MAGIC = "!<arch>\n";
-const AR_HEADER = 60;
 const CHUNK = 1 << 20;
-/** control.tar is read whole (it holds a few small text files); a larger one is refused. */
-const MAX_CONTROL = 64 * 1024 * 1024;
 /** xz's encoder memory (its threads are cut to fit): keeps a package edit under the 256 MiB budget. */
 const XZ_MEMORY = "160MiB";
 /** What a plan that meets no editable content returns, in a package: the member is left as it is. */
@@ -67,36 +67,6 @@ export interface DebPackageEdit<P extends PlannedEdit> extends ZipPackageEdit<P>
   readonly kind: "deb";
   /** `Installed-Size` before and after (KiB), when the package's control has one. */
   readonly installedSize?: { readonly before: number; readonly after: number };
-}
-
-interface ArMember {
-  readonly name: string;
-  readonly headerOffset: number;
-  readonly header: Uint8Array;
-  readonly dataOffset: number;
-  readonly size: number;
-}
-
-function malformed(message: string, offset: number, field?: string): OffloadKitError {
-  return new OffloadKitError("DEB_MALFORMED", `malformed .deb: ${message}`, { offset, field });
-}
-
-/** The ar members of a .deb, in order (dpkg's ar: names padded with spaces, GNU `/` allowed, sizes in decimal). */
-export function readDebMembers(source: ByteSource): ArMember[] {
-  if (source.size < 8 || String.fromCharCode(...readExact(source, 0, 8)) !== AR_MAGIC) throw malformed("no ar magic", 0, "magic");
-  const members: ArMember[] = [];
-  let at = 8;
-  while (at + AR_HEADER <= source.size) {
-    const header = readExact(source, at, AR_HEADER);
-    const text = String.fromCharCode(...header);
-    const size = Number(text.slice(48, 58).trim());
-    if (text.slice(58, 60) !== "`\n" || text.slice(48, 58).trim() === "" || !Number.isSafeInteger(size)) throw malformed(`bad ar member header at offset ${at}`, at, "header");
-    if (at + AR_HEADER + size > source.size) throw malformed(`member at offset ${at} runs past the end`, at, "size");
-    members.push({ name: text.slice(0, 16).trimEnd().replace(/\/$/, ""), headerOffset: at, header, dataOffset: at + AR_HEADER, size });
-    at += AR_HEADER + size + (size % 2);
-  }
-  if (members[0]?.name !== "debian-binary") throw malformed("the first member is not debian-binary", 8, "name");
-  return members;
 }
 
 /** Whether `path` is a Debian package (an ar archive whose first member is debian-binary, dpkg's rule). */
@@ -114,55 +84,6 @@ export function isDebFile(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The ar header with its size field set to `size` (decimal, left-aligned, space-padded, as ar writes it). */
-function arHeader(header: Uint8Array, size: number, name: string): Uint8Array {
-  const text = String(size);
-  if (text.length > 10) throw new OffloadKitError("DEB_TOO_LARGE", `${name}: ${size} bytes do not fit an ar header`);
-  const out = header.slice();
-  for (let i = 0; i < 10; i++) out[48 + i] = i < text.length ? text.charCodeAt(i) : 0x20;
-  return out;
-}
-
-/** A tar header with its size field set to `size` (octal, or GNU base-256 from 8 GiB) and its checksum again. */
-export function tarHeaderWithSize(block: Uint8Array, size: number): Uint8Array {
-  const out = block.slice();
-  if (size < 8 ** 11) {
-    const octal = size.toString(8).padStart(11, "0");
-    for (let i = 0; i < 11; i++) out[124 + i] = octal.charCodeAt(i);
-    out[135] = 0;
-  } else {
-    out.fill(0, 124, 136);
-    out[124] = 0x80;
-    let value = size;
-    for (let i = 135; i > 124; i--) {
-      out[i] = value % 256;
-      value = Math.floor(value / 256);
-    }
-  }
-  out.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const b of out) sum += b;
-  const checksum = sum.toString(8).padStart(6, "0");
-  for (let i = 0; i < 6; i++) out[148 + i] = checksum.charCodeAt(i);
-  out[154] = 0;
-  out[155] = 0x20;
-  return out;
-}
-
-/** The header's own size field (not a pax override): an edit must be able to set it. */
-export function headerSize(block: Uint8Array): number {
-  if ((block[124]! & 0x80) !== 0) {
-    let value = 0;
-    for (let i = 125; i < 136; i++) value = value * 256 + block[i]!;
-    return value;
-  }
-  return parseInt(String.fromCharCode(...block.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
-}
-
-export function padding(size: number): number {
-  return (TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK;
 }
 
 /** A compressor writing into a file: a program (xz, zstd) or node:zlib's gzip, fed with backpressure. */
@@ -250,25 +171,11 @@ function codeSmall(method: Compression | undefined, bytes: Uint8Array, decode: b
   return new Uint8Array(run.stdout);
 }
 
-/** A tar path as md5sums names it: no leading `./` or `/`. */
-function md5sumsPath(name: string): string {
-  return name.replace(/^\.?\/+/, "").replace(/^\.\//, "");
-}
-
 /**
  * A package found inside another (a wheel in a tarball): edited by its own writer into a scratch file.
  * Undefined when `source` is no package; `out` is set when the package changed (the new bytes).
  */
 export type NestedEdit<P extends PlannedEdit> = (source: ByteSource, name: string, folder: string) => Promise<{ readonly out?: string; readonly edits: FileEdit<P>[]; readonly withDeviceCode: number } | undefined>;
-
-export interface EditedFile {
-  readonly path: string;
-  readonly md5: string;
-  /** Hex, as conda's paths.json says it. */
-  readonly sha256: string;
-  readonly oldSize: number;
-  readonly newSize: number;
-}
 
 /**
  * The data tar, decoded and written again into `encoder` with the files holding device code edited.
@@ -373,55 +280,6 @@ export async function rewriteDataTar<P extends PlannedEdit>(
   await flush(0);
   // The end blocks walkTar stopped at and the blocking factor's zeros after them, as they were.
   for await (const piece of reader.take(Number.MAX_SAFE_INTEGER)) await encoder.write(piece);
-}
-
-/** A small tar (control.tar) with some members' bodies replaced; every other byte kept. */
-async function replaceTarMembers(tar: Uint8Array, replace: (entry: TarEntry, body: Uint8Array) => Uint8Array | undefined): Promise<Uint8Array> {
-  const reader = ChunkReader.ofSource(bytesSource(tar));
-  const parts: Uint8Array[] = [];
-  let copied = 0;
-  for await (const entry of walkTar(reader)) {
-    if (entry.type !== "file") continue;
-    const body = tar.subarray(entry.dataOffset, entry.dataOffset + entry.size);
-    const now = replace(entry, body);
-    if (now === undefined) continue;
-    const header = tar.subarray(entry.headerOffset, entry.headerOffset + TAR_BLOCK);
-    if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `control.tar member '${entry.name}': its size is in a pax record`, { offset: entry.headerOffset });
-    parts.push(tar.subarray(copied, entry.headerOffset), tarHeaderWithSize(header, now.length), now, new Uint8Array(padding(now.length)));
-    copied = entry.dataOffset + entry.size + padding(entry.size);
-  }
-  parts.push(tar.subarray(copied));
-  return concatBytes(parts);
-}
-
-/** dpkg-gencontrol's count: each file's size in KiB, rounded up. */
-function kib(size: number): number {
-  return Math.ceil(size / 1024);
-}
-
-/** md5sums with the edited files' lines rewritten; control with Installed-Size lowered. */
-function editControlMember(entry: TarEntry, body: Uint8Array, files: readonly EditedFile[], sizes: { before?: number; after?: number }): Uint8Array | undefined {
-  const base = entry.name.replace(/^\.?\/*/, "");
-  const text = new TextDecoder("latin1").decode(body);
-  const encode = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
-  if (base === "md5sums") {
-    const byPath = new Map(files.map((f) => [f.path, f.md5]));
-    return encode(text.split("\n").map((line) => {
-      const match = /^([0-9a-f]{32})( [ *])(.*)$/.exec(line);
-      const md5 = match === null ? undefined : byPath.get(md5sumsPath(match[3]!));
-      return md5 === undefined ? line : `${md5}${match![2]}${match![3]}`;
-    }).join("\n"));
-  }
-  if (base === "control") {
-    const match = /^Installed-Size:[ \t]*(\d+)[ \t]*$/m.exec(text);
-    if (match === null) return undefined;
-    const before = Number(match[1]);
-    const after = Math.max(0, before - files.reduce((n, f) => n + kib(f.oldSize) - kib(f.newSize), 0));
-    sizes.before = before;
-    sizes.after = after;
-    return encode(text.slice(0, match.index) + `Installed-Size: ${after}` + text.slice(match.index + match[0].length));
-  }
-  return undefined;
 }
 
 /**

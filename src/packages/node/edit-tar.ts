@@ -33,7 +33,10 @@ import { createNamedTemporary, removeTemporary } from "../../process/temporaries
 import type { FileEdit } from "../../prune/node.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { ChunkReader, sourceChunks } from "../chunks.js";
-import { condaPath, readPathsJson, rewritePathsJson } from "../conda.js";
+import { PATHS_JSON, condaPath, newPathsJson, readPathsJson } from "../conda.js";
+export { PATHS_JSON, newPathsJson };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 import { compressionOf } from "../decoders.js";
 import type { Compression } from "../decoders.js";
 import { TAR_BLOCK, isTarHeader, walkTar } from "../tar.js";
@@ -45,7 +48,6 @@ import { nodeDecoders } from "./io.js";
 
 /** paths.json is read whole; one larger than this is refused (conda-forge's largest are a few MB). */
 const MAX_PATHS_JSON = 256 * 1024 * 1024;
-export const PATHS_JSON = "info/paths.json";
 
 export interface EditOptions<P extends PlannedEdit> {
   readonly codecs: Codecs;
@@ -153,30 +155,6 @@ async function findPathsJson(plainPath: string): Promise<{ entry: TarEntry; body
   } finally {
     await reader.close();
     source.close();
-  }
-}
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** paths.json's new bytes for `files`, and the edited paths it has no row for. */
-export function newPathsJson(body: Uint8Array, files: readonly EditedFile[], name: string): { bytes: Uint8Array; missing: readonly string[] } {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw new OffloadKitError("CONDA_PATHS_MALFORMED", `${name}!${PATHS_JSON}: not UTF-8 text`, { field: PATHS_JSON });
-  }
-  const changed = new Map(files.map((f) => [condaPath(f.path), { sha256: f.sha256, size: f.newSize }]));
-  try {
-    const made = rewritePathsJson(text, changed);
-    return { bytes: new TextEncoder().encode(made.text), missing: made.missing };
-  } catch (e) {
-    // `x.conda!info-x.tar.zst!info/paths.json: malformed: ... at offset N` (the offset in paths.json).
-    if (e instanceof OffloadKitError && e.code.startsWith("CONDA_PATHS")) {
-      const detail = e.message.replace(/^malformed info\/paths\.json: /, "malformed: ").replace(/^info\/paths\.json: /, "");
-      throw new OffloadKitError(e.code, `${name}!${PATHS_JSON}: ${detail}`, { offset: e.offset, field: e.field });
-    }
-    throw e;
   }
 }
 

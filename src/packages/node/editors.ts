@@ -21,7 +21,8 @@ import { locate } from "../../inspect/locate.js";
 import { holdsOffloadCode } from "../../inspect/node/check.js";
 import { sourceChunks } from "../chunks.js";
 import { compressionOf } from "../decoders.js";
-import { isRpm } from "../rpm.js";
+import { isRpm, rpmRefusal } from "../rpm.js";
+export { rpmRefusal };
 import { isTarHeader } from "../tar.js";
 import { isZip } from "../zip.js";
 import { editCondaPackage, isCondaFile } from "./edit-conda.js";
@@ -38,14 +39,6 @@ import type { ZipPackageEdit } from "./edit-zip.js";
 const MAX_NESTING = 8;
 
 export type PackageEditor = <P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>) => Promise<ZipPackageEdit<P>>;
-
-/** What prune/compress/decompress say of an RPM. */
-export function rpmRefusal(path: string): OffloadKitError {
-  return new OffloadKitError("RPM_NOT_WRITABLE",
-    `${path}: an RPM is not written again: its signature header's digests and the packager's signature over them cover ` +
-    "the payload, and offload-kit cannot sign for the vendor (rpm -K and dnf would reject the result); " +
-    "prune the installed files instead (offload-kit prune --in-place DIR), or rebuild the package with rpmbuild", { field: "package" });
-}
 
 function isRpmFile(path: string): boolean {
   let source: FileSource | undefined;

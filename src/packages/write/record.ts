@@ -1,7 +1,7 @@
 /**
  * A wheel's `*.dist-info/RECORD` (PEP 376, PEP 427: CSV rows `path,sha256=<urlsafe base64, no padding>,size`)
  * with some rows rewritten and every other row byte for byte. Browser-safe: the CLI's zip editor
- * (src/packages/node/edit-zip.ts) and the inspector page's (src/browser/prune-zip.ts) both write it.
+ * (src/packages/node/edit-zip.ts) and the inspector page's (src/browser/prune-package/zip.ts) both write it.
  */
 
 /** One RECORD row split as Python's csv module writes it (fields quoted when they hold a comma or quote). */

@@ -2,7 +2,7 @@
  * `offload-kit prune --keep=GPU x.whl -o out.whl` in the inspector page's worker: a wheel or other zip written
  * as the CLI writes it (src/packages/node/edit-zip.ts), byte for byte. Each member with device code (the
  * walk's rule: something located, or damage where offload code is) is inflated (DecompressionStream),
- * pruned (src/prune/index.ts planPrune, the CLI's planner) and deflated again with CompressionStream
+ * pruned (./members.ts: the CLI's rule and planner) and deflated again with CompressionStream
  * ("deflate-raw": zlib at its default level 6, the level the CLI and Python's zipfile use; Chromium and
  * Node carry the same zlib, so the bytes agree: tested against the CLI); every other member is copied as its
  * stored bytes (src/packages/write/zip.ts rewriteZip) and a wheel's RECORD gets the new sha256 and sizes
@@ -13,37 +13,26 @@
  * zip's directory and headers); the edited members, the new headers and directory are bytes made here. The
  * members with device code are held here one at a time, inflated, with their output.
  */
-import type { Codecs } from "../compress/codecs.js";
-import { OffloadKitError } from "../engine/errors.js";
-import { bytesSource, readExact } from "../engine/source.js";
-import type { ByteSource } from "../engine/source.js";
-import { locate } from "../inspect/locate.js";
-import type { Location } from "../inspect/locate.js";
-import { crc32 } from "../inspector/zip.js";
-import { rewriteRecord } from "../packages/write/record.js";
-import { rewriteZip } from "../packages/write/zip.js";
-import type { ReplacedMember, ZipRewriteSink } from "../packages/write/zip.js";
-import { isZip, readZip, zipDataOffset } from "../packages/zip.js";
-import type { ZipMember } from "../packages/zip.js";
-import { planPrune } from "../prune/index.js";
-import type { PlannedPrune } from "../prune/index.js";
-import { materialize } from "../prune/plan.js";
-import { parseSelection, selectionText } from "../prune/select.js";
-import type { PruneReply, PrunedPart } from "./protocol.js";
+import type { Codecs } from "../../compress/codecs.js";
+import { OffloadKitError } from "../../engine/errors.js";
+import { readExact } from "../../engine/source.js";
+import type { ByteSource } from "../../engine/source.js";
+import { crc32 } from "../../inspector/zip.js";
+import { rewriteRecord } from "../../packages/write/record.js";
+import { rewriteZip } from "../../packages/write/zip.js";
+import type { ReplacedMember, ZipRewriteSink } from "../../packages/write/zip.js";
+import { isZip, readZip, zipDataOffset } from "../../packages/zip.js";
+import type { ZipMember } from "../../packages/zip.js";
+import { parseSelection } from "../../prune/select.js";
+import type { PruneReply, PrunedPart } from "../protocol.js";
+import { checkMatched, packageReply, pruneMember } from "./members.js";
+import type { MemberEdit } from "./members.js";
 
 const RECORD = /^[^/]+\.dist-info\/RECORD$/;
-/** What a plan that meets no editable content throws, in a package: the member is left as it is (as the CLI leaves it). */
-const NOT_EDITABLE = new Set(["NO_OFFLOAD_CONTENT", "NO_HIP_FATBIN", "ELF_UNSUPPORTED"]);
 
-/** Whether the page can write `source` back as a package of its kind: a zip (a wheel, a plain zip). */
+/** Whether `source` is a zip (a wheel, a plain zip; a .conda is one too, written by ./conda.ts). */
 export function isZipPackage(source: ByteSource): boolean {
   return source.size >= 4 && isZip(readExact(source, 0, 4));
-}
-
-/** The CLI's rule for a member with device code (src/inspect/node/check.ts holdsOffloadCode, isDamagedOffloadFile). */
-function holdsOffloadCode(location: Location): boolean {
-  if (location.bundles.length > 0 || location.offloadBinaries.length > 0) return true;
-  return location.problems.length > 0 && (location.container !== "other" || location.problems.some((p) => p.offset === 0));
 }
 
 async function streamed(bytes: Uint8Array, transform: CompressionStream | DecompressionStream): Promise<Uint8Array> {
@@ -85,29 +74,16 @@ async function deflated(data: Uint8Array): Promise<ReplacedMember & { readonly b
 export async function pruneZipPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {
   const selection = parseSelection("keep", keep);
   const index = readZip(source);
-  const edits: { position: number; planned: PlannedPrune; output?: Uint8Array }[] = [];
+  const edits: (MemberEdit & { position: number })[] = [];
   for (let i = 0; i < index.members.length; i++) {
     const member = index.members[i]!;
     const memberName = `${name}!${member.name}`;
     const bytes = await memberBytes(source, member, memberName);
     if (bytes === undefined) continue;
-    const held = bytesSource(bytes);
-    if (!holdsOffloadCode(locate(held))) continue;
-    let planned: PlannedPrune;
-    try {
-      planned = planPrune(held, { selection, codecs, name: memberName });
-    } catch (e) {
-      if (!(e instanceof OffloadKitError) || !NOT_EDITABLE.has(e.code)) throw e;
-      continue;
-    }
-    edits.push({ position: i, planned, ...(planned.plan !== undefined ? { output: materialize(planned.plan, held, codecs) } : {}) });
+    const edit = pruneMember(bytes, memberName, selection, codecs);
+    if (edit !== undefined) edits.push({ ...edit, position: i });
   }
-  // As the CLI's check: a selection that matches no entry of any member is an error, nothing written.
-  const matched = new Set(edits.flatMap((e) => e.planned.entries.flatMap((o) => o.matched)));
-  if (edits.length > 0 && selection.gpus.every((g) => !matched.has(g.text))) {
-    const what = edits.length === 1 ? `${name}!${index.members[edits[0]!.position]!.name}` : `any of the ${edits.length} inputs`;
-    throw new OffloadKitError("SELECTION_MATCHES_NOTHING", `${selectionText(selection)} matches no entry in ${what}; nothing was written`, { field: "--keep" });
-  }
+  checkMatched(edits, selection);
   const replaced = new Map<number, ReplacedMember>();
   const changed = new Map<string, { sha256: string; size: number }>();
   for (const edit of edits) {
@@ -138,9 +114,5 @@ export async function pruneZipPackage(source: ByteSource, name: string, keep: re
   };
   if (replaced.size === 0) sink.copy(0, source.size);
   else rewriteZip(source, index, replaced, sink);
-  const entries = edits.flatMap((e) => e.planned.entries);
-  return {
-    container: "zip package", changed: replaced.size > 0, parts, outputSize: position,
-    kept: entries.filter((o) => o.kept).length, entries: entries.length, notes: edits.flatMap((e) => e.planned.notes),
-  };
+  return packageReply("zip package", edits, replaced.size > 0, parts);
 }

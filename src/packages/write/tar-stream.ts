@@ -1,0 +1,94 @@
+/**
+ * A tar stream written again with some files' bodies replaced, every other byte passed on as it was: headers,
+ * pax and long-name records, other bodies, padding, the end blocks and the blocking factor's zeros after them.
+ * An entry given a new body keeps its header but for the size field and checksum (src/packages/write/tar-headers.ts),
+ * and its old padding is dropped for the new body's. Used where the whole tar is re-encoded in one process and
+ * memory (the page's package writers, src/browser/prune-package/); the CLI's writer (src/packages/node/edit-deb.ts
+ * rewriteDataTar) does the same walk with bodies spooled to disk and edited through the crash-safe file path.
+ */
+import { OffloadKitError } from "../../engine/errors.js";
+import { concatBytes } from "../../formats/bytes.js";
+import type { ChunkReader } from "../chunks.js";
+import { TAR_BLOCK, walkTar } from "../tar.js";
+import type { TarEntry } from "../tar.js";
+import { headerSize, padding, tarHeaderWithSize } from "./tar-headers.js";
+
+/**
+ * What to do with one regular file: `body()` reads its bytes (once; an entry whose body is not read is copied
+ * through as a stream), and the answer is its new body, or undefined to keep what it was. `index` counts every
+ * entry before it (directories, links and pax-described ones too): the same entry has the same index when the
+ * tar is read back.
+ */
+export type TarFileDecision = (entry: TarEntry, body: () => Promise<Uint8Array>, index: number) => Promise<Uint8Array | undefined> | Uint8Array | undefined;
+
+/**
+ * Rewrites the tar `reader` reads into `write`, asking `decide` about each regular file with a body. Returns
+ * the number of entries. An entry whose size is in a pax record cannot be given a new body (its header's size
+ * field is not its size): TAR_SIZE_IN_PAX, naming it.
+ */
+export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8Array) => void | Promise<void>, decide: TarFileDecision, name = "tar"): Promise<number> {
+  let pending: Uint8Array[] = [];
+  let drop = 0;
+  // What walkTar read since the last entry (padding, pax records, the header): passed on but for `keepLast`
+  // bytes (the header, returned) and the first `drop` (an edited entry's old padding).
+  const flush = async (keepLast: number): Promise<Uint8Array> => {
+    const bytes = concatBytes(pending);
+    pending = [];
+    const head = bytes.subarray(Math.min(drop, bytes.length), bytes.length - keepLast);
+    drop = Math.max(0, drop - bytes.length);
+    if (head.length > 0) await write(head);
+    return bytes.subarray(bytes.length - keepLast);
+  };
+  const tap = {
+    get position() {
+      return reader.position;
+    },
+    async read(length: number) {
+      const b = await reader.read(length);
+      pending.push(b);
+      return b;
+    },
+    async skip(length: number) {
+      let n = 0;
+      for await (const piece of reader.take(length)) {
+        pending.push(piece.slice());
+        n += piece.length;
+      }
+      return n;
+    },
+  } as unknown as ChunkReader;
+  let entries = 0;
+  for await (const entry of walkTar(tap) as AsyncGenerator<TarEntry>) {
+    entries++;
+    const header = await flush(TAR_BLOCK);
+    if (entry.type !== "file" || entry.size === 0) {
+      await write(header);
+      for await (const piece of reader.take(entry.size)) await write(piece);
+      continue;
+    }
+    let read: Uint8Array | undefined;
+    const body = async (): Promise<Uint8Array> => {
+      if (read !== undefined) return read;
+      read = await reader.read(entry.size);
+      if (read.length !== entry.size) throw new OffloadKitError("PACKAGE_TRUNCATED", `${name}!${entry.name}: ${read.length} of ${entry.size} bytes`, { offset: entry.dataOffset });
+      return read;
+    };
+    const now = await decide(entry, body, entries - 1);
+    if (now === undefined) {
+      await write(header);
+      if (read !== undefined) await write(read);
+      else for await (const piece of reader.take(entry.size)) await write(piece);
+      continue;
+    }
+    if (headerSize(header) !== entry.size) throw new OffloadKitError("TAR_SIZE_IN_PAX", `${name}!${entry.name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
+    // The old body is read to the end before the new one is written (a decision may not have read it).
+    if (read === undefined) for await (const _ of reader.take(entry.size));
+    await write(tarHeaderWithSize(header, now.length));
+    await write(now);
+    await write(new Uint8Array(padding(now.length)));
+    drop = padding(entry.size);
+  }
+  await flush(0);
+  for await (const piece of reader.take(Number.MAX_SAFE_INTEGER)) await write(piece);
+  return entries;
+}
