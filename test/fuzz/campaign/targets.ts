@@ -22,12 +22,14 @@ import { kpackMarkerTarget, kpackTarget } from "./targets/kpack.js";
 import { targetIdTarget } from "./targets/target-id.js";
 import { textBundleTarget } from "./targets/text-bundle.js";
 import { wrapperTarget } from "./targets/wrapper.js";
+import { xzEncodeTarget } from "./targets/xz-encode.js";
 
 export const TARGETS: readonly FuzzTarget[] = [
   bundleTarget, textBundleTarget, ccobTarget, offloadBinaryTarget, archiveTarget, elfTarget, bitcodeTarget, targetIdTarget, argsTarget, wrapperTarget, objcopyTarget, zipTarget, rpmTarget,
   tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget, amdgpuYamlTarget,
   codeObjectTarget,
   condaPathsTarget,
+  xzEncodeTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {

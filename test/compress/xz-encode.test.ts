@@ -1,0 +1,231 @@
+// The TypeScript xz encoder (src/compress/xz-encode.ts, src/compress/lzma-encode.ts): every stream it
+// writes is decoded by the `xz` program (liblzma: `xz -t`, and `xz -dc` must give the input back) and by
+// the browser's decoder (xz-decompress, WebAssembly xz-embedded, through the project's own Node path with
+// OFFLOAD_KIT_XZ=wasm). Inputs are chosen for the coder's edges: nothing, one byte, long runs (long
+// matches and reps), noise (uncompressed chunks), text, a real ELF, sizes past the 2 MiB chunk, the
+// 64 KiB packed limit and the dictionary (matches reaching back across chunks and slides of the window),
+// and the same input pushed in many small pieces.
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { createXzEncoder, encodeXz, lzma2DictionaryByte } from "../../src/compress/xz-encode.js";
+import type { XzEncoderOptions } from "../../src/compress/xz-encode.js";
+import { OffloadKitError } from "../../src/engine/errors.js";
+import { nodeDecoders } from "../../src/packages/node/io.js";
+import { HANG_MS } from "../limits.js";
+import { hasNative, runNative } from "../native.js";
+
+const LIBROCRAND = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
+const wasmDecoders = nodeDecoders({ ...process.env, OFFLOAD_KIT_XZ: "wasm" });
+
+/** xorshift32 bytes: noise, or (compressible) a few symbols in runs, like code. */
+function bytes(size: number, seed: number, compressible = false): Uint8Array {
+  const out = new Uint8Array(size);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < size; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = compressible ? 0x30 + (x % 5) * ((i >> 6) % 3) : x & 0xff;
+  }
+  return out;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+function same(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
+}
+
+async function wasmDecode(xz: Uint8Array): Promise<Uint8Array> {
+  async function* pieces(): AsyncGenerator<Uint8Array> {
+    for (let at = 0; at < xz.length; at += 1 << 20) yield xz.subarray(at, at + (1 << 20));
+  }
+  const out: Uint8Array[] = [];
+  for await (const chunk of wasmDecoders.decode("xz", pieces())) out.push(chunk);
+  return concat(out);
+}
+
+/** Both decoders give `input` back (the `xz` program only where it is installed, required in CI). */
+async function expectDecodes(xz: Uint8Array, input: Uint8Array): Promise<void> {
+  if (hasNative("xz")) {
+    const test = runNative("xz", ["-t"], { input: xz });
+    expect(test.stderr).toBe("");
+    expect(test.status).toBe(0);
+    const decoded = runNative("xz", ["-dc"], { input: xz });
+    expect(decoded.status).toBe(0);
+    expect(same(new Uint8Array(decoded.stdout), input)).toBe(true);
+  }
+  expect(same(await wasmDecode(xz), input)).toBe(true);
+}
+
+/** Encodes `input` pushed in pieces of the given sizes (cycled), as a writer streaming a tar would. */
+function encodeInPieces(input: Uint8Array, sizes: readonly number[], options?: XzEncoderOptions): Uint8Array {
+  const encoder = createXzEncoder(options);
+  const out: Uint8Array[] = [];
+  let k = 0;
+  for (let at = 0; at < input.length; k++) {
+    const size = sizes[k % sizes.length]!;
+    out.push(...encoder.push(input.subarray(at, at + size)));
+    at += size;
+  }
+  out.push(...encoder.finish());
+  return concat(out);
+}
+
+/** The LZMA2 chunks of a one-block stream this encoder wrote: control byte, unpacked and packed sizes. */
+function lzma2Chunks(xz: Uint8Array): { control: number; unpacked: number; packed: number }[] {
+  const chunks: { control: number; unpacked: number; packed: number }[] = [];
+  let at = 12 + 12;
+  for (;;) {
+    const control = xz[at]!;
+    if (control === 0) return chunks;
+    if (control < 0x80) {
+      const size = ((xz[at + 1]! << 8) | xz[at + 2]!) + 1;
+      chunks.push({ control, unpacked: size, packed: size });
+      at += 3 + size;
+    } else {
+      const unpacked = ((control & 0x1f) << 16) + ((xz[at + 1]! << 8) | xz[at + 2]!) + 1;
+      const packed = ((xz[at + 3]! << 8) | xz[at + 4]!) + 1;
+      chunks.push({ control, unpacked, packed });
+      at += (control >= 0xc0 ? 6 : 5) + packed;
+    }
+  }
+}
+
+describe("xz encoder: streams both decoders read back", () => {
+  it("empty input is a stream with no blocks, as xz writes it", async () => {
+    const xz = encodeXz(new Uint8Array(0));
+    expect(xz.length).toBe(32);
+    await expectDecodes(xz, new Uint8Array(0));
+    if (hasNative("xz")) expect(same(xz, new Uint8Array(runNative("xz", ["-c", "-C", "crc64"], { input: new Uint8Array(0) }).stdout))).toBe(true);
+  });
+
+  it("one byte", async () => {
+    await expectDecodes(encodeXz(Uint8Array.of(0x41)), Uint8Array.of(0x41));
+  });
+
+  it("all-same bytes: long matches and long reps, many chunks, few bytes", async () => {
+    const input = new Uint8Array(5_000_000).fill(0xab);
+    const xz = encodeXz(input);
+    expect(xz.length).toBeLessThan(2000);
+    await expectDecodes(xz, input);
+  });
+
+  it("random bytes go into uncompressed chunks, and the LZMA chunk after them resets the state", async () => {
+    // Noise, then text: uncompressed chunks (01 first, then 02), then an LZMA chunk that must carry C0.
+    const text = new TextEncoder().encode("the quick brown fox jumps over the lazy dog; ".repeat(5000));
+    const input = concat([bytes(300_000, 7), text, bytes(100_000, 8), text]);
+    const xz = encodeXz(input);
+    const chunks = lzma2Chunks(xz);
+    expect(chunks[0]!.control).toBe(0x01);
+    expect(chunks.some((c) => c.control === 0x02)).toBe(true);
+    expect(chunks.some((c) => c.control >= 0xc0 && c.control < 0xe0)).toBe(true);
+    expect(chunks.some((c) => c.control >= 0xa0 && c.control < 0xc0)).toBe(true);
+    expect(xz.length).toBeLessThan(input.length - text.length);
+    await expectDecodes(xz, input);
+  });
+
+  it("noise alone costs 3 bytes per 64 KiB plus the container", async () => {
+    const input = bytes(1 << 20, 3);
+    const xz = encodeXz(input);
+    expect(xz.length).toBeLessThanOrEqual(input.length + 3 * 20 + 12 + 12 + 1 + 3 + 8 + 12 + 12);
+    await expectDecodes(xz, input);
+  });
+
+  it("text", async () => {
+    const words = ["gfx90a", "gfx942:xnack+", "hip", "amdgcn-amd-amdhsa", "__CLANG_OFFLOAD_BUNDLE__", "\n", " ", "0x1f"];
+    let x = 12345;
+    let text = "";
+    for (let i = 0; i < 200_000; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      text += words[(x >>> 16) % words.length];
+    }
+    const input = new TextEncoder().encode(text);
+    const xz = encodeXz(input);
+    expect(xz.length).toBeLessThan(input.length / 4);
+    await expectDecodes(xz, input);
+  });
+
+  it("a real ELF: librocrand's first 6 MB (or the NVIDIA test app), chunks within LZMA2's limits", async () => {
+    const input = existsSync(LIBROCRAND) ? new Uint8Array(readFileSync(LIBROCRAND).subarray(0, 6_000_000)) : new Uint8Array(readFileSync(new URL("../fixtures/nv/app", import.meta.url)));
+    const xz = encodeXz(input);
+    expect(xz.length).toBeLessThan(input.length * 0.9);
+    const chunks = lzma2Chunks(xz);
+    expect(chunks[0]!.control & 0xe0).toBe(0xe0);
+    for (const chunk of chunks) {
+      expect(chunk.unpacked).toBeLessThanOrEqual(1 << 21);
+      expect(chunk.packed).toBeLessThanOrEqual(1 << 16);
+    }
+    await expectDecodes(xz, input);
+  }, HANG_MS);
+
+  it("matches reach back across chunks and past window slides, up to the dictionary and no further", async () => {
+    // A 200 kB block of noise repeated 2.5 MiB later (past one 2 MiB chunk), with a 4 MiB dictionary; and
+    // a second copy 5 MiB after the first, out of reach: noise of its own size again.
+    const block = bytes(200_000, 11);
+    const gap = bytes(2_500_000, 12, true);
+    const far = bytes(5_000_000, 13, true);
+    const input = concat([block, gap, block, far, block]);
+    const xz = encodeXz(input, { dictionarySize: 4 << 20 });
+    await expectDecodes(xz, input);
+    const compressedGap = encodeXz(concat([gap, far]), { dictionarySize: 4 << 20 }).length;
+    // The second copy costs next to nothing, the third (out of reach) about its own size.
+    expect(xz.length).toBeLessThan(compressedGap + 2 * block.length + 20_000);
+    expect(xz.length).toBeGreaterThan(compressedGap + block.length + 100_000);
+  }, HANG_MS);
+
+  it("a 4 KiB dictionary: the window slides every few hundred kB, chunks still up to 2 MiB", async () => {
+    const input = concat([bytes(3_000_000, 21, true), bytes(50_000, 22), bytes(1_000_000, 23, true)]);
+    const xz = encodeXz(input, { dictionarySize: 4096 });
+    expect(xz[12 + 4]).toBe(0); // dictionary byte 0: 4 KiB
+    await expectDecodes(xz, input);
+  }, HANG_MS);
+
+  it("deeper search (depth 16, nice 273) decodes too", async () => {
+    const input = concat([bytes(400_000, 31, true), bytes(20_000, 32), bytes(400_000, 31, true)]);
+    const xz = encodeXz(input, { depth: 16, niceLength: 273 });
+    await expectDecodes(xz, input);
+  });
+
+  it("many small pushes give the same stream as one push", async () => {
+    const input = concat([bytes(700_000, 41, true), bytes(70_000, 42), new Uint8Array(300_000), bytes(5000, 43, true)]);
+    const whole = encodeXz(input);
+    for (const sizes of [[1], [7, 1, 300], [65_536], [1 << 20, 3]]) {
+      const slice = sizes[0] === 1 && sizes.length === 1 ? input.subarray(0, 40_000) : input;
+      const xz = encodeInPieces(slice, sizes);
+      if (slice === input) expect(same(xz, whole)).toBe(true);
+      await expectDecodes(xz, slice);
+    }
+  }, HANG_MS);
+
+  it("more than 8 MiB pushed in 1 MiB pieces (the default dictionary's window slides)", async () => {
+    const input = concat([bytes(6_000_000, 51, true), bytes(300_000, 52), bytes(5_000_000, 53, true), bytes(300_000, 52)]);
+    const xz = encodeInPieces(input, [1 << 20]);
+    await expectDecodes(xz, input);
+  }, HANG_MS);
+
+  it("the dictionary byte says the smallest size at least the one asked", () => {
+    expect(lzma2DictionaryByte(4096)).toEqual({ byte: 0, size: 4096 });
+    expect(lzma2DictionaryByte(8 << 20)).toEqual({ byte: 22, size: 8 << 20 });
+    expect(lzma2DictionaryByte((8 << 20) + 1)).toEqual({ byte: 23, size: 12 << 20 });
+    expect(encodeXz(Uint8Array.of(1), { dictionarySize: 5000 })[12 + 4]).toBe(1);
+  });
+
+  it("refuses a dictionary it cannot use, and input after finish", () => {
+    expect(() => createXzEncoder({ dictionarySize: 100 })).toThrow(OffloadKitError);
+    expect(() => createXzEncoder({ dictionarySize: 1 << 30 })).toThrow(/dictionary size/);
+    const encoder = createXzEncoder();
+    encoder.finish();
+    expect(() => encoder.push(Uint8Array.of(1))).toThrow(OffloadKitError);
+  });
+});
