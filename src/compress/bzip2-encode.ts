@@ -1,0 +1,473 @@
+/**
+ * A bzip2 encoder for browsers (no `bzip2` program, no node:*), writing the format exactly as libbzip2
+ * 1.0.x's compress.c / huffman.c / bzlib.c write it, so that for blocks whose rotations are all distinct
+ * the bytes equal `bzip2 -N`'s (the tests compare them); the BWT is our own (src/compress/bzip2-bwt.ts).
+ * The decoder is src/packages/bzip2.ts (the same format read the other way).
+ *
+ * | part | layout (bits, most significant first) |
+ * |---|---|
+ * | stream header | `BZh` + level `1`-`9` (block size in 100 kB) |
+ * | block | magic 0x314159265359 (48), block CRC (32), randomised 0 (1), origPtr (24), symbol map (16 + 16 per used row of 16 byte values), groups 2-6 (3), selectors (15 + each MTF-coded in unary), code lengths per table (5 + per symbol `1x` steps of ±1 ended by `0`), Huffman-coded symbols |
+ * | end of stream | magic 0x177245385090 (48), stream CRC (32), zero bits to a byte |
+ *
+ * Per block, as libbzip2 does it:
+ * - RLE1: runs of 4-255 equal input bytes become 4 bytes and a count byte (0-251). A block ends once it
+ *   holds `100000 x level - 19` bytes *after* RLE1 (libbzip2's nblockMAX; a pair added last may take it 4
+ *   over, never past the block size the decoder allows). A run still open when a block fills goes on
+ *   into the next block, as in libbzip2.
+ * - CRC: bzip2's CRC-32 (polynomial 0x04c11db7, most significant bit first) over the block's input
+ *   bytes; the stream CRC is the running `rotl1(crc) ^ blockCrc`.
+ * - BWT, then move-to-front over the byte values used, zero runs written in bijective base 2 as RUNA
+ *   (digit 1) / RUNB (digit 2) least significant first, end-of-block symbol `used + 1`.
+ * - Huffman: 2-6 tables by the number of MTF symbols (<200, <600, <1200, <2400, more); initial tables
+ *   cut the symbol range into slices of equal frequency; four rounds choose the cheapest table for each
+ *   50-symbol group and rebuild the tables from the groups that chose them; lengths limited to 17 bits
+ *   (libbzip2 >= 1.0.3; the format allows 20) by halving the frequencies and retrying.
+ *
+ * Memory is bounded by the block, not the input: the block buffer (grown as input comes, at most
+ * `100000 x level` bytes) and, while a block is coded, about 25 bytes per block byte (BWT, suffix sort,
+ * MTF symbols, output). Every block is written as soon as it is full, so `push` returns it then.
+ */
+import { OffloadKitError } from "../engine/errors.js";
+import { burrowsWheeler } from "./bzip2-bwt.js";
+import type { ChunkEncoder } from "./chunk-encoder.js";
+
+const GROUP_SIZE = 50;
+const MAX_GROUPS = 6;
+/** libbzip2 >= 1.0.3 limits code lengths to 17 bits when encoding (the decoder takes 20). */
+const MAX_CODE_LENGTH = 17;
+const ITERATIONS = 4;
+const RUNA = 0;
+const RUNB = 1;
+/** Cost libbzip2 gives a symbol inside (0) and outside (15) an initial table's slice. */
+const LESSER_COST = 0;
+const GREATER_COST = 15;
+
+const CRC_TABLE = (() => {
+  const table = new Int32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 24;
+    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
+    table[i] = c;
+  }
+  return table;
+})();
+
+/** Most-significant-first bits into a byte buffer; bits short of a byte stay in `held` between blocks. */
+class BitWriter {
+  bytes = new Uint8Array(0);
+  at = 0;
+  private held = 0;
+  private heldBits = 0;
+
+  /** Makes room for `n` more bytes (called once per block with the block's bound). */
+  reserve(n: number): void {
+    if (this.bytes.length - this.at >= n) return;
+    const next = new Uint8Array(this.at + n);
+    next.set(this.bytes.subarray(0, this.at));
+    this.bytes = next;
+  }
+
+  /** Writes the low `n` bits of `value`, n <= 24. */
+  write(n: number, value: number): void {
+    let held = (this.held << n) | value;
+    let bits = this.heldBits + n;
+    while (bits >= 8) {
+      bits -= 8;
+      this.bytes[this.at++] = held >>> bits;
+    }
+    this.held = held & ((1 << bits) - 1);
+    this.heldBits = bits;
+  }
+
+  write32(value: number): void {
+    this.write(16, value >>> 16);
+    this.write(16, value & 0xffff);
+  }
+
+  /** Pads the last byte with zero bits. */
+  pad(): void {
+    if (this.heldBits > 0) this.write(8 - this.heldBits, 0);
+  }
+
+  /** The whole bytes written since the last take. */
+  take(): Uint8Array {
+    const out = this.bytes.slice(0, this.at);
+    this.at = 0;
+    return out;
+  }
+}
+
+/**
+ * Huffman code lengths for `freq[0..size)`, at most `maxLength` bits, into `lengths`: libbzip2's
+ * BZ2_hbMakeCodeLengths (the same heap order and tie rules, so the tables and the bytes match bzip2's).
+ * A weight carries the subtree's depth in its low 8 bits, so of two equal frequencies the shallower
+ * subtree is merged first; a zero frequency counts as 1, so every symbol gets a code.
+ */
+function codeLengths(lengths: Uint8Array, freq: Int32Array, size: number, maxLength: number): void {
+  const weight = new Int32Array(2 * size + 2);
+  const parent = new Int32Array(2 * size + 2);
+  const heap = new Int32Array(size + 2);
+  for (let i = 0; i < size; i++) weight[i + 1] = Math.max(freq[i]!, 1) << 8;
+  for (;;) {
+    let nodes = size;
+    let heapSize = 0;
+    heap[0] = 0;
+    weight[0] = 0;
+    parent[0] = -2;
+    const up = (from: number) => {
+      let z = from;
+      const node = heap[z]!;
+      while (weight[node]! < weight[heap[z >> 1]!]!) {
+        heap[z] = heap[z >> 1]!;
+        z >>= 1;
+      }
+      heap[z] = node;
+    };
+    const down = (from: number) => {
+      let z = from;
+      const node = heap[z]!;
+      for (;;) {
+        let child = z << 1;
+        if (child > heapSize) break;
+        if (child < heapSize && weight[heap[child + 1]!]! < weight[heap[child]!]!) child++;
+        if (weight[node]! < weight[heap[child]!]!) break;
+        heap[z] = heap[child]!;
+        z = child;
+      }
+      heap[z] = node;
+    };
+    for (let i = 1; i <= size; i++) {
+      parent[i] = -1;
+      heap[++heapSize] = i;
+      up(heapSize);
+    }
+    while (heapSize > 1) {
+      const a = heap[1]!;
+      heap[1] = heap[heapSize--]!;
+      down(1);
+      const b = heap[1]!;
+      heap[1] = heap[heapSize--]!;
+      down(1);
+      nodes++;
+      parent[a] = parent[b] = nodes;
+      const wa = weight[a]!;
+      const wb = weight[b]!;
+      weight[nodes] = ((wa & ~0xff) + (wb & ~0xff)) | (1 + Math.max(wa & 0xff, wb & 0xff));
+      parent[nodes] = -1;
+      heap[++heapSize] = nodes;
+      up(heapSize);
+    }
+    let tooLong = false;
+    for (let i = 1; i <= size; i++) {
+      let depth = 0;
+      for (let k = i; parent[k]! >= 0; k = parent[k]!) depth++;
+      lengths[i - 1] = depth;
+      if (depth > maxLength) tooLong = true;
+    }
+    if (!tooLong) return;
+    for (let i = 1; i <= size; i++) weight[i] = (1 + ((weight[i]! >> 8) >> 1)) << 8;
+  }
+}
+
+/** Canonical codes for `lengths` (shorter codes first, then by symbol), as the decoder rebuilds them. */
+function assignCodes(codes: Int32Array, lengths: Uint8Array, size: number): void {
+  let minLength = 32;
+  let maxLength = 0;
+  for (let i = 0; i < size; i++) {
+    minLength = Math.min(minLength, lengths[i]!);
+    maxLength = Math.max(maxLength, lengths[i]!);
+  }
+  let code = 0;
+  for (let n = minLength; n <= maxLength; n++) {
+    for (let i = 0; i < size; i++) if (lengths[i] === n) codes[i] = code++;
+    code <<= 1;
+  }
+}
+
+/** Per-stream state that survives from block to block. */
+class Bzip2Stream implements ChunkEncoder {
+  private readonly blockLimit: number;
+  /** The block after RLE1, grown as input comes (small inputs never cost a full block). */
+  private block = new Uint8Array(0);
+  private filled = 0;
+  private readonly used = new Uint8Array(256);
+  /** The open RLE1 run: its byte (-1 before any input) and length (1-255). */
+  private runByte = -1;
+  private runLength = 0;
+  private blockCrc = -1;
+  private streamCrc = 0;
+  private readonly out = new BitWriter();
+  private finished = false;
+
+  constructor(private readonly level: number) {
+    this.blockLimit = 100000 * level - 19;
+    this.out.reserve(4);
+    this.out.write(24, 0x425a68);
+    this.out.write(8, 0x30 + level);
+  }
+
+  push(bytes: Uint8Array): Uint8Array[] {
+    if (this.finished) throw new OffloadKitError("USAGE", "bzip2 encoder: push after finish");
+    const chunks: Uint8Array[] = [];
+    let byte = this.runByte;
+    let length = this.runLength;
+    for (let i = 0; i < bytes.length; i++) {
+      const c = bytes[i]!;
+      if (c === byte && length < 255) {
+        length++;
+        continue;
+      }
+      // libbzip2 checks for a full block before taking each byte and codes it at once, so a block ends
+      // right after the pair that filled it and the open run goes on into the next block.
+      if (byte >= 0 && this.closeRun(byte, length)) chunks.push(this.writeBlock());
+      byte = c;
+      length = 1;
+    }
+    this.runByte = byte;
+    this.runLength = length;
+    return chunks;
+  }
+
+  finish(): Uint8Array[] {
+    if (this.finished) throw new OffloadKitError("USAGE", "bzip2 encoder: finish called twice");
+    this.finished = true;
+    const chunks: Uint8Array[] = [];
+    if (this.runByte >= 0) this.closeRun(this.runByte, this.runLength);
+    if (this.filled > 0) chunks.push(this.writeBlock());
+    const out = this.out;
+    out.reserve(16);
+    out.write(24, 0x177245);
+    out.write(24, 0x385090);
+    out.write32(this.streamCrc >>> 0);
+    out.pad();
+    chunks.push(out.take());
+    this.block = new Uint8Array(0);
+    return chunks;
+  }
+
+  /**
+   * Appends a run to the block as RLE1 writes it (1-3 bytes as they are, 4-255 as 4 and a count) and adds
+   * it to the block CRC; returns whether the block is now full.
+   */
+  private closeRun(byte: number, length: number): boolean {
+    if (this.block.length < this.filled + 5) {
+      const next = new Uint8Array(Math.min(Math.max(2 * this.block.length, 4096), this.blockLimit + 24));
+      next.set(this.block.subarray(0, this.filled));
+      this.block = next;
+    }
+    const block = this.block;
+    let crc = this.blockCrc;
+    for (let k = 0; k < length; k++) crc = (crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ byte) & 0xff]!;
+    this.blockCrc = crc;
+    this.used[byte] = 1;
+    if (length < 4) {
+      for (let k = 0; k < length; k++) block[this.filled++] = byte;
+    } else {
+      block[this.filled] = block[this.filled + 1] = block[this.filled + 2] = block[this.filled + 3] = byte;
+      block[this.filled + 4] = length - 4;
+      this.used[length - 4] = 1;
+      this.filled += 5;
+    }
+    return this.filled >= this.blockLimit;
+  }
+
+  /** Codes the block held (at least one byte) into the bit writer and returns the whole bytes written. */
+  private writeBlock(): Uint8Array {
+    const n = this.filled;
+    const blockCrc = ~this.blockCrc >>> 0;
+    this.streamCrc = (((this.streamCrc << 1) | (this.streamCrc >>> 31)) ^ blockCrc) >>> 0;
+    const bwt = new Uint8Array(n);
+    const origPtr = burrowsWheeler(this.block, n, bwt);
+
+    // Byte values in use, renumbered densely, then MTF with zero runs as RUNA/RUNB.
+    const used = this.used;
+    const dense = new Uint8Array(256);
+    let inUse = 0;
+    for (let b = 0; b < 256; b++) if (used[b]) dense[b] = inUse++;
+    const endOfBlock = inUse + 1;
+    const alphabet = inUse + 2;
+    const symbols = new Uint16Array(n + 1);
+    const freq = new Int32Array(alphabet);
+    const order = new Uint8Array(256);
+    for (let k = 0; k < inUse; k++) order[k] = k;
+    let count = 0;
+    let zeros = 0;
+    const flushZeros = () => {
+      // Run length z written in bijective base 2 (digits 1 = RUNA, 2 = RUNB), least significant first.
+      let z = zeros - 1;
+      for (;;) {
+        const symbol = z & 1 ? RUNB : RUNA;
+        symbols[count++] = symbol;
+        freq[symbol]!++;
+        if (z < 2) break;
+        z = (z - 2) >> 1;
+      }
+      zeros = 0;
+    };
+    for (let i = 0; i < n; i++) {
+      const value = dense[bwt[i]!]!;
+      if (order[0] === value) {
+        zeros++;
+        continue;
+      }
+      if (zeros > 0) flushZeros();
+      let j = 1;
+      let moved = order[0]!;
+      while (order[j] !== value) {
+        const next = order[j]!;
+        order[j] = moved;
+        moved = next;
+        j++;
+      }
+      order[j] = moved;
+      order[0] = value;
+      symbols[count++] = j + 1;
+      freq[j + 1]!++;
+    }
+    if (zeros > 0) flushZeros();
+    symbols[count++] = endOfBlock;
+    freq[endOfBlock]!++;
+
+    const groups = count < 200 ? 2 : count < 600 ? 3 : count < 1200 ? 4 : count < 2400 ? 5 : 6;
+    const lengths = Array.from({ length: MAX_GROUPS }, () => new Uint8Array(alphabet).fill(GREATER_COST));
+    // Initial tables: slices of the symbol range holding about equal shares of the symbols left.
+    {
+      let parts = groups;
+      let left = count;
+      let start = 0;
+      while (parts > 0) {
+        const target = Math.floor(left / parts);
+        let end = start - 1;
+        let taken = 0;
+        while (taken < target && end < alphabet - 1) taken += freq[++end]!;
+        // libbzip2 gives back the last symbol on every other slice, so the slices alternate sides of their targets.
+        if (end > start && parts !== groups && parts !== 1 && (groups - parts) % 2 === 1) taken -= freq[end--]!;
+        const table = lengths[parts - 1]!;
+        for (let v = 0; v < alphabet; v++) table[v] = v >= start && v <= end ? LESSER_COST : GREATER_COST;
+        parts--;
+        start = end + 1;
+        left -= taken;
+      }
+    }
+    const selectorCount = Math.ceil(count / GROUP_SIZE);
+    const selectors = new Uint8Array(selectorCount);
+    const tableFreq = Array.from({ length: groups }, () => new Int32Array(alphabet));
+    const cost = new Int32Array(MAX_GROUPS);
+    for (let iteration = 0; iteration < ITERATIONS; iteration++) {
+      for (const f of tableFreq) f.fill(0);
+      for (let g = 0, start = 0; start < count; g++, start += GROUP_SIZE) {
+        const end = Math.min(start + GROUP_SIZE, count);
+        cost.fill(0);
+        for (let t = 0; t < groups; t++) {
+          const table = lengths[t]!;
+          let sum = 0;
+          for (let i = start; i < end; i++) sum += table[symbols[i]!]!;
+          cost[t] = sum;
+        }
+        let best = 0;
+        for (let t = 1; t < groups; t++) if (cost[t]! < cost[best]!) best = t;
+        selectors[g] = best;
+        const f = tableFreq[best]!;
+        for (let i = start; i < end; i++) f[symbols[i]!]!++;
+      }
+      for (let t = 0; t < groups; t++) codeLengths(lengths[t]!, tableFreq[t]!, alphabet, MAX_CODE_LENGTH);
+    }
+    const codes = Array.from({ length: groups }, (_, t) => {
+      const c = new Int32Array(alphabet);
+      assignCodes(c, lengths[t]!, alphabet);
+      return c;
+    });
+
+    const out = this.out;
+    // Bound: fixed fields and the map (< 100 bytes), selectors (<= 6 bits each), tables (<= 2 x 19 + 1
+    // bits per length step plus 5; 40 bits per symbol is generous), symbols (<= 17 bits each).
+    out.reserve(100 + selectorCount + groups * alphabet * 5 + Math.ceil((count * MAX_CODE_LENGTH) / 8) + 16);
+    out.write(24, 0x314159);
+    out.write(24, 0x265359);
+    out.write32(blockCrc);
+    out.write(1, 0);
+    out.write(24, origPtr);
+    let rows = 0;
+    for (let row = 0; row < 16; row++) {
+      for (let k = 0; k < 16; k++) {
+        if (used[16 * row + k]) {
+          rows |= 0x8000 >>> row;
+          break;
+        }
+      }
+    }
+    out.write(16, rows);
+    for (let row = 0; row < 16; row++) {
+      if (!(rows & (0x8000 >>> row))) continue;
+      let bits = 0;
+      for (let k = 0; k < 16; k++) if (used[16 * row + k]) bits |= 0x8000 >>> k;
+      out.write(16, bits);
+    }
+    out.write(3, groups);
+    out.write(15, selectorCount);
+    const tableOrder = [0, 1, 2, 3, 4, 5];
+    for (let i = 0; i < selectorCount; i++) {
+      const table = selectors[i]!;
+      const j = tableOrder.indexOf(table);
+      tableOrder.splice(j, 1);
+      tableOrder.unshift(table);
+      // j ones then a zero.
+      out.write(j + 1, ((1 << j) - 1) << 1);
+    }
+    for (let t = 0; t < groups; t++) {
+      const table = lengths[t]!;
+      let current = table[0]!;
+      out.write(5, current);
+      for (let v = 0; v < alphabet; v++) {
+        const target = table[v]!;
+        for (; current < target; current++) out.write(2, 2);
+        for (; current > target; current--) out.write(2, 3);
+        out.write(1, 0);
+      }
+    }
+    for (let g = 0, start = 0; start < count; g++, start += GROUP_SIZE) {
+      const end = Math.min(start + GROUP_SIZE, count);
+      const table = lengths[selectors[g]!]!;
+      const code = codes[selectors[g]!]!;
+      for (let i = start; i < end; i++) {
+        const symbol = symbols[i]!;
+        out.write(table[symbol]!, code[symbol]!);
+      }
+    }
+
+    this.filled = 0;
+    this.used.fill(0);
+    this.blockCrc = -1;
+    return out.take();
+  }
+}
+
+function checkLevel(level: number): void {
+  if (!Number.isInteger(level) || level < 1 || level > 9) {
+    throw new OffloadKitError("USAGE", `bzip2 level must be an integer from 1 to 9, not ${String(level)}`, { field: "level" });
+  }
+}
+
+/**
+ * A streaming bzip2 encoder. `level` (default 9, as `bzip2 -9`, Python's tarfile and
+ * conda-package-handling use) sets the block size to `100000 x level` bytes.
+ */
+export function createBzip2Encoder(options: { level?: number } = {}): ChunkEncoder {
+  const level = options.level ?? 9;
+  checkLevel(level);
+  return new Bzip2Stream(level);
+}
+
+/** One-shot: the whole bzip2 stream for `bytes`. */
+export function encodeBzip2(bytes: Uint8Array, options: { level?: number } = {}): Uint8Array {
+  const encoder = createBzip2Encoder(options);
+  const chunks = [...encoder.push(bytes), ...encoder.finish()];
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
