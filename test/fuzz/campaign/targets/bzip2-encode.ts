@@ -2,10 +2,15 @@
  * The bzip2 encoder (src/compress/bzip2-encode.ts). The input's first byte picks the level (1-9) and the
  * way the rest is pushed; the rest is the data: random bytes, runs around RLE1's edges (3-5, 255-257,
  * 510), periodic data (blocks whose rotations repeat: the BWT's primitive-root path), few-symbol
- * alphabets, text, mixes of these, and now and then 100-130 kB at level 1 so the stream has two blocks.
- * `run` encodes it pushed in pieces whose sizes follow from the input (1 byte to 64 KiB, empty pushes
+ * alphabets, text, and mixes of these, up to 60 kB. `run` encodes it pushed in pieces whose sizes follow from the input (1 byte to 64 KiB, empty pushes
  * too); the round trip requires src/packages/bzip2.ts to decode the stream to the data and the one-shot
  * encoder to give the same bytes.
+ *
+ * Streams of several blocks are left to test/compress/bzip2-encode.test.ts (block ends compared with
+ * bzip2's byte for byte, 24 ways of pushing a level-1 stream of 6 blocks, 20 of them drawn at random): the campaign's
+ * allocation watch wraps the typed-array constructors in proxies, which takes V8 off its fast typed-array
+ * paths (measured: a 112 kB level-1 stream 60 ms unwatched, 600-800 ms watched), so a two-block case would
+ * not fit the 2-second case limit.
  */
 import { createHash } from "node:crypto";
 import { createBzip2Encoder, encodeBzip2 } from "../../../../src/compress/bzip2-encode.js";
@@ -48,17 +53,10 @@ function piece(r: Rand): Uint8Array {
 }
 
 function generate(r: Rand): Sample {
-  let data: Uint8Array;
-  let level = r.range(1, 9);
-  if (r.bool(0.01)) {
-    // Two level-1 blocks (one holds 99,981 bytes after RLE1), with a long run near the boundary sometimes.
-    level = 1;
-    data = concatBytes([r.bytes(r.range(99000, 100500)), new Uint8Array(r.pick([0, 4, 300, 5000])).fill(r.int(256)), r.bytes(r.int(30000))]);
-  } else {
-    const parts: Uint8Array[] = [];
-    for (let n = r.range(1, 3); n > 0; n--) parts.push(piece(r));
-    data = concatBytes(parts);
-  }
+  const level = r.range(1, 9);
+  const parts: Uint8Array[] = [];
+  for (let n = r.range(1, 3); n > 0; n--) parts.push(piece(r));
+  const data = concatBytes(parts);
   return { bytes: concatBytes([Uint8Array.of(level - 1 + 9 * r.int(28)), data]), fields: [{ at: 0, size: 1, kind: "kind" }] };
 }
 
@@ -66,8 +64,12 @@ function levelOf(input: Uint8Array): number {
   return ((input[0] ?? 0) % 9) + 1;
 }
 
+/** The last input `run` encoded and its stream: the round trip that follows reuses it. */
+let last: { input: Uint8Array; stream: Uint8Array } | undefined;
+
 /** Encodes `input[1..]` pushed in pieces whose sizes follow from the input (a case replays the same way). */
 function encodeInPieces(input: Uint8Array): Uint8Array {
+  if (last?.input === input) return last.stream;
   const data = input.subarray(1);
   const encoder = createBzip2Encoder({ level: levelOf(input) });
   const out: Uint8Array[] = [];
@@ -79,7 +81,9 @@ function encodeInPieces(input: Uint8Array): Uint8Array {
     at += step;
   }
   out.push(...encoder.finish());
-  return concatBytes(out);
+  const stream = concatBytes(out);
+  last = { input, stream };
+  return stream;
 }
 
 async function decode(stream: Uint8Array): Promise<Uint8Array> {
@@ -90,7 +94,7 @@ async function decode(stream: Uint8Array): Promise<Uint8Array> {
 
 export const bzip2EncodeTarget: FuzzTarget = {
   name: "bzip2-encode",
-  about: "bzip2 encoder (src/compress/bzip2-encode.ts): runs, periodic data, few-symbol alphabets, text, two-block inputs, pushed in pieces; decoded by src/packages/bzip2.ts",
+  about: "bzip2 encoder (src/compress/bzip2-encode.ts): runs, periodic data, few-symbol alphabets, text, pushed in pieces; decoded by src/packages/bzip2.ts",
   engines: false,
   sources: false,
   generate,
