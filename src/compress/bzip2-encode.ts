@@ -25,8 +25,9 @@
  *   (libbzip2 >= 1.0.3; the format allows 20) by halving the frequencies and retrying.
  *
  * Memory is bounded by the block, not the input: the block buffer (grown as input comes, at most
- * `100000 x level` bytes) and, while a block is coded, about 25 bytes per block byte (BWT, suffix sort,
- * MTF symbols, output). Every block is written as soon as it is full, so `push` returns it then.
+ * `100000 x level` bytes) and, while a block is coded, about 18 bytes per block byte (BWT 1, suffix sort
+ * 8 plus a 4-byte border table, MTF symbols 2, output bound 2-3): some 16 MB at level 9. Every block is
+ * coded as soon as it is full, so `push` returns it then; `finish` codes the last one and ends the stream.
  */
 import { OffloadKitError } from "../engine/errors.js";
 import { burrowsWheeler } from "./bzip2-bwt.js";
@@ -120,16 +121,29 @@ class BitWriter {
   }
 }
 
+/** The largest alphabet: 256 byte values + RUNA/RUNB in place of MTF index 0 + end of block. */
+const MAX_ALPHABET = 258;
+/**
+ * Scratch for codeLengths, shared by every encoder (the encoder is synchronous, so one call runs at a
+ * time): it runs 4 x 6 times a block, and allocating per call cost more than the work on small blocks.
+ */
+const WEIGHT = new Int32Array(2 * MAX_ALPHABET + 2);
+const PARENT = new Int32Array(2 * MAX_ALPHABET + 2);
+const DEPTH = new Int32Array(2 * MAX_ALPHABET + 2);
+const HEAP = new Int32Array(MAX_ALPHABET + 2);
+
 /**
  * Huffman code lengths for `freq[0..size)`, at most `maxLength` bits, into `lengths`: libbzip2's
  * BZ2_hbMakeCodeLengths (the same heap order and tie rules, so the tables and the bytes match bzip2's).
  * A weight carries the subtree's depth in its low 8 bits, so of two equal frequencies the shallower
- * subtree is merged first; a zero frequency counts as 1, so every symbol gets a code.
+ * subtree is merged first; a zero frequency counts as 1, so every symbol gets a code. Too long a code
+ * halves every frequency and starts again.
  */
 function codeLengths(lengths: Uint8Array, freq: Int32Array, size: number, maxLength: number): void {
-  const weight = new Int32Array(2 * size + 2);
-  const parent = new Int32Array(2 * size + 2);
-  const heap = new Int32Array(size + 2);
+  const weight = WEIGHT;
+  const parent = PARENT;
+  const depth = DEPTH;
+  const heap = HEAP;
   for (let i = 0; i < size; i++) weight[i + 1] = Math.max(freq[i]!, 1) << 8;
   for (;;) {
     let nodes = size;
@@ -137,40 +151,18 @@ function codeLengths(lengths: Uint8Array, freq: Int32Array, size: number, maxLen
     heap[0] = 0;
     weight[0] = 0;
     parent[0] = -2;
-    const up = (from: number) => {
-      let z = from;
-      const node = heap[z]!;
-      while (weight[node]! < weight[heap[z >> 1]!]!) {
-        heap[z] = heap[z >> 1]!;
-        z >>= 1;
-      }
-      heap[z] = node;
-    };
-    const down = (from: number) => {
-      let z = from;
-      const node = heap[z]!;
-      for (;;) {
-        let child = z << 1;
-        if (child > heapSize) break;
-        if (child < heapSize && weight[heap[child + 1]!]! < weight[heap[child]!]!) child++;
-        if (weight[node]! < weight[heap[child]!]!) break;
-        heap[z] = heap[child]!;
-        z = child;
-      }
-      heap[z] = node;
-    };
     for (let i = 1; i <= size; i++) {
       parent[i] = -1;
       heap[++heapSize] = i;
-      up(heapSize);
+      siftUp(heap, weight, heapSize);
     }
     while (heapSize > 1) {
       const a = heap[1]!;
       heap[1] = heap[heapSize--]!;
-      down(1);
+      siftDown(heap, weight, heapSize);
       const b = heap[1]!;
       heap[1] = heap[heapSize--]!;
-      down(1);
+      siftDown(heap, weight, heapSize);
       nodes++;
       parent[a] = parent[b] = nodes;
       const wa = weight[a]!;
@@ -178,18 +170,45 @@ function codeLengths(lengths: Uint8Array, freq: Int32Array, size: number, maxLen
       weight[nodes] = ((wa & ~0xff) + (wb & ~0xff)) | (1 + Math.max(wa & 0xff, wb & 0xff));
       parent[nodes] = -1;
       heap[++heapSize] = nodes;
-      up(heapSize);
+      siftUp(heap, weight, heapSize);
     }
+    // A parent is always made after its children, so depths fill in from the root down in one pass.
     let tooLong = false;
+    depth[nodes] = 0;
+    for (let k = nodes - 1; k >= 1; k--) depth[k] = depth[parent[k]!]! + 1;
     for (let i = 1; i <= size; i++) {
-      let depth = 0;
-      for (let k = i; parent[k]! >= 0; k = parent[k]!) depth++;
-      lengths[i - 1] = depth;
-      if (depth > maxLength) tooLong = true;
+      lengths[i - 1] = depth[i]!;
+      if (depth[i]! > maxLength) tooLong = true;
     }
     if (!tooLong) return;
     for (let i = 1; i <= size; i++) weight[i] = (1 + ((weight[i]! >> 8) >> 1)) << 8;
   }
+}
+
+/** Moves heap[at] up while it weighs less than its parent (heap[0], weight 0, stops it). */
+function siftUp(heap: Int32Array, weight: Int32Array, at: number): void {
+  let z = at;
+  const node = heap[z]!;
+  while (weight[node]! < weight[heap[z >> 1]!]!) {
+    heap[z] = heap[z >> 1]!;
+    z >>= 1;
+  }
+  heap[z] = node;
+}
+
+/** Moves heap[1] down while a child weighs less (ties keep it in place, as libbzip2's DOWNHEAP does). */
+function siftDown(heap: Int32Array, weight: Int32Array, heapSize: number): void {
+  let z = 1;
+  const node = heap[z]!;
+  for (;;) {
+    let child = z << 1;
+    if (child > heapSize) break;
+    if (child < heapSize && weight[heap[child + 1]!]! < weight[heap[child]!]!) child++;
+    if (weight[node]! < weight[heap[child]!]!) break;
+    heap[z] = heap[child]!;
+    z = child;
+  }
+  heap[z] = node;
 }
 
 /** Per-stream state that survives from block to block. */
@@ -268,7 +287,9 @@ class Bzip2Stream implements ChunkEncoder {
     out.write32(this.streamCrc >>> 0);
     out.pad();
     chunks.push(out.take());
+    // Nothing more will be written: let the block and the output buffer go.
     this.block = new Uint8Array(0);
+    out.bytes = new Uint8Array(0);
     return chunks;
   }
 
