@@ -7,6 +7,7 @@ import { argsTarget } from "./targets/args.js";
 import { bitcodeTarget } from "./targets/bitcode.js";
 import { condaPathsTarget } from "./targets/conda.js";
 import { bundleTarget } from "./targets/bundle.js";
+import { bzip2EncodeTarget } from "./targets/bzip2-encode.js";
 import { ccobTarget } from "./targets/ccob.js";
 import { codeObjectTarget } from "./targets/code-object.js";
 import { elfTarget } from "./targets/elf.js";
@@ -30,6 +31,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   codeObjectTarget,
   condaPathsTarget,
   xzEncodeTarget,
+  bzip2EncodeTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
