@@ -40,6 +40,7 @@ function toWebStream(input: AsyncIterable<Uint8Array>): ReadableStream<Uint8Arra
 
 async function* fromWebStream(stream: ReadableStream<Uint8Array>, label: string): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader();
+  let ended = false;
   try {
     for (;;) {
       let next: ReadableStreamReadResult<Uint8Array>;
@@ -49,10 +50,17 @@ async function* fromWebStream(stream: ReadableStream<Uint8Array>, label: string)
         if (e instanceof OffloadKitError) throw e;
         throw new OffloadKitError("DECODE_FAILED", `${label} data is corrupt or cut short (${e instanceof Error ? e.message : String(e)})`);
       }
-      if (next.done) return;
+      if (next.done) {
+        ended = true;
+        return;
+      }
       yield next.value;
     }
   } finally {
+    // A stream left before its end is cancelled, not just let go: xz-decompress holds one lock for all its
+    // streams and releases it only at the end or on cancel, so an abandoned one (a walk that found its member,
+    // a sniff of the first tar block) would make the next xz stream wait for ever.
+    if (!ended) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
 }

@@ -395,4 +395,29 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     }
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
+
+  it.skipIf(ROCRAND_DEB === undefined)("librocrand1's .deb downloads pruned for gfx90a: data.tar.xz written by our xz encoder, decoding to the CLI's data.tar; dpkg-deb -x and md5sum -c accept it", async () => {
+    if (!existsSync(join(dir, ROCRAND_DEB!))) copyFileSync(join(APT_CACHE, ROCRAND_DEB!), join(dir, ROCRAND_DEB!));
+    const cli = kit(["prune", "--keep=gfx90a", "-o", "cli-rocrand.deb", ROCRAND_DEB!], dir);
+    expect(cli.status, cli.stderr).toBe(0);
+    await open([join(dir, ROCRAND_DEB!)]);
+    await page.fill("#gpu", "gfx90a");
+    await page.waitForFunction(() => document.querySelector(".package-actions button.prune")?.textContent === "Download, pruned for gfx90a");
+    const got = await download(() => page.locator(".package-actions button.prune").click());
+    expect(got.name).toBe(ROCRAND_DEB!.replace(/\.deb$/, "-gfx90a.deb"));
+    const pagePath = join(dir, "page-rocrand.deb");
+    writeFileSync(pagePath, got.bytes);
+    // Each tar inside decodes to the CLI's (the library pruned to the same bytes, every other tar byte kept).
+    const tarOfDeb = (deb: string, what: "--fsys-tarfile" | "--ctrl-tarfile") => spawnSync("dpkg-deb", [what, deb], { maxBuffer: 1 << 30 }).stdout as Buffer;
+    expect(tarOfDeb(pagePath, "--fsys-tarfile").equals(tarOfDeb(join(dir, "cli-rocrand.deb"), "--fsys-tarfile"))).toBe(true);
+    expect(tarOfDeb(pagePath, "--ctrl-tarfile").equals(tarOfDeb(join(dir, "cli-rocrand.deb"), "--ctrl-tarfile"))).toBe(true);
+    expect(spawnSync("xz", ["-t"], { input: spawnSync("sh", ["-c", `ar p '${pagePath}' data.tar.xz`], { maxBuffer: 1 << 30 }).stdout }).status).toBe(0);
+    const unpacked = join(dir, "page-rocrand-x");
+    expect(spawnSync("dpkg-deb", ["-x", pagePath, unpacked]).status).toBe(0);
+    expect(spawnSync("dpkg-deb", ["-e", pagePath, join(unpacked, "DEBIAN")]).status).toBe(0);
+    expect(spawnSync("md5sum", ["--quiet", "-c", "DEBIAN/md5sums"], { cwd: unpacked, encoding: "utf8" }).status).toBe(0);
+    expect(got.bytes.length).toBeLessThan(readFileSync(join(dir, ROCRAND_DEB!)).length);
+    await page.fill("#gpu", "");
+    expect(pageErrors).toEqual([]);
+  }, HANG_MS * 4);
 });

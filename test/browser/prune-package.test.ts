@@ -103,7 +103,7 @@ describe.skipIf(!tools)("the page writes packages back as their kinds (src/brows
     execFileSync("python3", [BUILDER, stage(join(dir, "conda")), "hipapp-1.0-0", dir]);
   });
 
-  for (const compressor of ["gzip", "zstd", "none"]) {
+  for (const compressor of ["xz", "gzip", "zstd", "none"]) {
     it(`a .deb (data.tar ${compressor}): the CLI's package, member for member; dpkg-deb and md5sum -c accept it`, async () => {
       const deb = join(dir, `t-${compressor}.deb`);
       execFileSync("dpkg-deb", ["--root-owner-group", `-Z${compressor}`, "--build", debRoot, deb], { stdio: "pipe" });
@@ -118,9 +118,11 @@ describe.skipIf(!tools)("the page writes packages back as their kinds (src/brows
         expect(m.header.subarray(0, 48).equals(cm[i]!.header.subarray(0, 48)), m.name).toBe(true);
         expect(decoded(m.data).equals(decoded(cm[i]!.data)), m.name).toBe(true);
       });
-      // The untouched member is a range of the input; the package is smaller than before.
+      // The untouched member is a range of the input; the data.tar holds less than before (the package itself may
+      // not be smaller on a sample this small: our xz encoder's ratio is below xz -6's, docs/compression.md).
       expect(page.reply.parts.some((p) => "offset" in p)).toBe(true);
-      expect(page.bytes.length).toBeLessThan(statSync(deb).size);
+      const dataOf = (bytes: Buffer) => decoded(arMembers(bytes).find((m) => m.name.startsWith("data.tar"))!.data);
+      expect(dataOf(page.bytes).length).toBeLessThan(dataOf(readFileSync(deb)).length);
       const pagePath = join(dir, `page-${compressor}.deb`);
       writeFileSync(pagePath, page.bytes);
       expect(execFileSync("dpkg-deb", ["--info", pagePath], { encoding: "utf8" })).toMatch(/Installed-Size: \d+/);
@@ -132,7 +134,7 @@ describe.skipIf(!tools)("the page writes packages back as their kinds (src/brows
   }
 
   for (const [compressor, suffix, make] of [
-    [undefined, "tar", undefined], ["gzip", "tar.gz", ["gzip", "-9"]], ["zstd", "tar.zst", ["zstd", "-3"]],
+    [undefined, "tar", undefined], ["gzip", "tar.gz", ["gzip", "-9"]], ["xz", "tar.xz", ["xz", "-6"]], ["zstd", "tar.zst", ["zstd", "-3"]], ["bzip2", "tar.bz2", ["bzip2", "-9"]],
   ] as const) {
     it(`a tarball (${suffix}): decodes to the CLI's tar, byte for byte; tar and ${compressor ?? "tar"} accept it`, async () => {
       const plain = execFileSync("tar", ["-C", tarRoot, "--sort=name", "-cf", "-", "."], { maxBuffer: 1 << 28 });
@@ -177,7 +179,7 @@ describe.skipIf(!tools)("the page writes packages back as their kinds (src/brows
     }
   }, HANG_MS);
 
-  it.skip("a conda .tar.bz2: decodes to the CLI's tar (paths.json before the files it describes, rewritten); conda's check accepts it", async () => {
+  it("a conda .tar.bz2: decodes to the CLI's tar (paths.json before the files it describes, rewritten); conda's check accepts it", async () => {
     const path = join(dir, "hipapp-1.0-0.tar.bz2");
     const page = await pagePrune(path);
     expect(page.reply.changed).toBe(true);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { inspectPackage, inspectSource } from "../../src/browser/index.js";
+import { browserDecoders } from "../../src/browser/packages.js";
 import { bytesSource } from "../../src/engine/source.js";
 import { HOSTS, haveTools, tarEntry, tarOf, tool } from "./build.js";
 
@@ -32,6 +33,27 @@ describe("inspectPackage (browser API)", () => {
     const xz = tool("xz", ["-c"], { input: tar() });
     if (xz === undefined) return;
     expectSame(await inspectPackage(bytesSource(xz), "x.tar.xz"), "");
+  });
+
+  it("an xz stream left before its end is cancelled: the next xz stream still decodes (xz-decompress holds one lock for all its streams)", async () => {
+    // Larger than the decoder's output buffer, so the first chunk is not the end.
+    const big = tarOf([tarEntry("lib/app", app), tarEntry("data", new Uint8Array(4 << 20).map((_, i) => (i * 7919) >>> 5))]);
+    const xz = tool("xz", ["-c"], { input: big });
+    if (xz === undefined) return;
+    const whole = async () => {
+      let n = 0;
+      for await (const chunk of browserDecoders().decode("xz", (async function* () { yield xz; })())) n += chunk.length;
+      return n;
+    };
+    for (let i = 0; i < 3; i++) {
+      // Left after its first chunk, as a sniff of a tarball's first block or a walk that found its member leave it.
+      for await (const chunk of browserDecoders().decode("xz", (async function* () { yield xz; })())) {
+        expect(chunk.length).toBeGreaterThan(0);
+        break;
+      }
+    }
+    // Before the fix this never settled (the lock was never released); the test's own timeout would say so.
+    expect(await whole()).toBe(big.length);
   });
 
   it("a tar.bz2 (legacy conda, tarballs) through the TypeScript bzip2 decoder", async () => {

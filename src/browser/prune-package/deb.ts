@@ -33,7 +33,7 @@ export function isDebPackage(source: ByteSource): boolean {
 
 /** A small stream (control.tar) encoded again with `method`. */
 async function encodeSmall(bytes: Uint8Array, method: ReturnType<typeof compressionOf>, codecs: Codecs, name: string): Promise<Uint8Array[]> {
-  const encoder = await tarEncoder(method, "deb", codecs, name);
+  const encoder = tarEncoder(method, "deb", codecs, name);
   return [...encoder.push(bytes), ...encoder.finish()];
 }
 

@@ -8,17 +8,14 @@
  * The bytes differ from the CLI's (other encoders), the decoded tar does not.
  */
 import { Gzip } from "fflate";
+import { createBzip2Encoder } from "../../compress/bzip2-encode.js";
+import type { ChunkEncoder } from "../../compress/chunk-encoder.js";
 import type { Codecs } from "../../compress/codecs.js";
+import { createXzEncoder } from "../../compress/xz-encode.js";
 import { ZSTD_WASM_MAX_FRAME } from "../../compress/zstd-wasm.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { concatBytes } from "../../formats/bytes.js";
 import type { Compression } from "../../packages/decoders.js";
-
-/** A streaming compressor: `push` returns what it produced so far, `finish` the rest. */
-export interface ChunkEncoder {
-  push(bytes: Uint8Array): Uint8Array[];
-  finish(): Uint8Array[];
-}
 
 /** Which package the tar goes into: a conda package's tars are written as conda-package-handling writes them. */
 export type TarPurpose = "deb" | "tarball" | "conda";
@@ -81,10 +78,10 @@ function plain(): ChunkEncoder {
 }
 
 /** The encoder for a tar compressed with `method` (undefined: a plain tar), going into a package of `purpose`. */
-export async function tarEncoder(method: Compression | undefined, purpose: TarPurpose, codecs: Codecs, name: string): Promise<ChunkEncoder> {
+export function tarEncoder(method: Compression | undefined, purpose: TarPurpose, codecs: Codecs, name: string): ChunkEncoder {
   if (method === undefined) return plain();
   if (method === "gzip") return gzip();
   if (method === "zstd") return purpose === "conda" ? zstd(codecs, 19, Infinity, name) : zstd(codecs, 3, ZSTD_FRAME, name);
-  // xz and bzip2: the page has no encoder for them yet; the CLI writes those packages.
-  throw new OffloadKitError("ENCODER_MISSING", `${name}: the page has no ${method} encoder; offload-kit prune writes this package`);
+  if (method === "xz") return createXzEncoder();
+  return createBzip2Encoder({ level: 9 });
 }

@@ -57,7 +57,7 @@ export function chunkListSource(chunks: readonly Uint8Array[]): ByteSource {
 
 /** The tar at [start, start + length) of `source`, compressed with `method`, rewritten as `decide` says and encoded again. */
 export async function rewriteTar(source: ByteSource, start: number, length: number, method: Compression | undefined, purpose: TarPurpose, codecs: Codecs, name: string, decide: TarFileDecision): Promise<EncodedTar> {
-  const encoder = await tarEncoder(method, purpose, codecs, name);
+  const encoder = tarEncoder(method, purpose, codecs, name);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const put = (out: readonly Uint8Array[]) => {
