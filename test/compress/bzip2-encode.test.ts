@@ -165,6 +165,17 @@ describe("bzip2 encoder", () => {
     }
   });
 
+  it("imports nothing from Node (it runs in browsers)", () => {
+    for (const file of ["bzip2-encode.ts", "bzip2-bwt.ts", "chunk-encoder.ts"]) {
+      const source = readFileSync(new URL(`../../src/compress/${file}`, import.meta.url), "utf8");
+      const specifiers = [...source.matchAll(/^import[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1]!);
+      // Relative imports only, and those are the error class and the encoder's own modules.
+      expect(specifiers.filter((s) => !s.startsWith("./") && !s.startsWith("../")), file).toEqual([]);
+      expect(specifiers.every((s) => ["../engine/errors.js", "./bzip2-bwt.js", "./chunk-encoder.js"].includes(s)), `${file}: ${specifiers.join(", ")}`).toBe(true);
+      expect(source.includes("Buffer"), file).toBe(false);
+    }
+  });
+
   it("refuses a level outside 1-9 and a push after finish", () => {
     for (const level of [0, 10, 1.5, Number.NaN]) expect(() => createBzip2Encoder({ level })).toThrow(OffloadKitError);
     const encoder = createBzip2Encoder();
