@@ -166,6 +166,16 @@ export class LzmaEncoder {
     this.rep0 = this.rep1 = this.rep2 = this.rep3 = 1;
   }
 
+  /**
+   * Starts a new xz block (an LZMA2 dictionary reset): nothing written so far may be referenced, and the
+   * state starts fresh. All input so far must have been coded (`encode(true)`) and its chunk taken.
+   */
+  resetDictionary(): void {
+    this.blockStart = this.pos;
+    this.nextAt = -1;
+    this.resetState();
+  }
+
   /** Free input space, after sliding the window if it is nearly full. */
   room(): number {
     if (this.window.length - this.end < SLIDE_AT) {
