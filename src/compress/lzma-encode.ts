@@ -79,7 +79,8 @@ export interface LzmaEncoderOptions {
   readonly dictionarySize: number;
   /**
    * Candidates walked per position (default 1: the hash table's newest entry only, and no chains are kept).
-   * On librocrand depth 4 gave a 0.6% smaller file at half the speed (measured).
+   * On librocrand's first 12 MB depth 8 gave a 0.7% larger file, slower (the longest match is taken, not
+   * the cheapest; measured).
    */
   readonly depth?: number;
   /** A match this long ends the search (default 64). */
