@@ -25,8 +25,11 @@
  * here as well (the encoder had already coded that input, moving its probabilities). A chunk whose LZMA
  * coding is no smaller than the input (random bytes, already-compressed members) is sent uncompressed.
  *
- * One block holds the whole stream (its header cannot carry sizes the streaming writer does not know yet,
- * so it carries none); the check is CRC64, xz's default.
+ * The input is cut into blocks of `blockSize` bytes (default 3 x the dictionary, as `xz -T` cuts them; 24 MiB
+ * at the default 8 MiB), each starting with a dictionary reset and ending with its own check, so a reader
+ * can start decoding at any block the index lists (src/packages/xz-index.ts does that to re-read a member).
+ * Block headers carry no sizes (the streaming writer does not know them yet); the index has them. The check
+ * is CRC64, xz's default.
  */
 import { OffloadKitError } from "../engine/errors.js";
 import { crc32 } from "../packages/xz-index.js";
@@ -43,10 +46,12 @@ export interface XzEncoderOptions {
    * depth > 1); a decoder needs the rounded size.
    */
   readonly dictionarySize?: number;
-  /** Hash-chain candidates tried per position (default 1): more finds longer matches, slower (4: 0.6% smaller, half the speed, on librocrand). */
+  /** Hash-chain candidates tried per position (default 1): more finds longer matches, slower, and not smaller on librocrand (depth 8: 0.7% larger). */
   readonly depth?: number;
   /** A match this long ends the search (default 64, at most 273). */
   readonly niceLength?: number;
+  /** Uncompressed bytes per xz block (default 3 x the dictionary size, at least 1 MiB); Infinity for one block. */
+  readonly blockSize?: number;
 }
 
 const MAGIC = [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00];
@@ -133,13 +138,16 @@ function withCrc32(fields: number[]): Uint8Array {
 class XzEncoder implements ChunkEncoder {
   private readonly lzma: LzmaEncoder;
   private readonly dictionaryByte: number;
-  private readonly check = new Crc64();
+  private readonly blockSize: number;
+  private check = new Crc64();
   private started = false;
   private finished = false;
   private blockOpen = false;
+  /** Input bytes in the open block, and the LZMA2 bytes written for them. */
   private uncompressed = 0;
-  /** Bytes of LZMA2 data written into the block so far. */
   private compressed = 0;
+  /** Unpadded and uncompressed size of each block written, for the index. */
+  private readonly records: number[] = [];
   private needDictionaryReset = true;
   private needProperties = true;
   private needStateReset = false;
@@ -152,6 +160,8 @@ class XzEncoder implements ChunkEncoder {
     }
     const { byte, size } = lzma2DictionaryByte(asked);
     this.dictionaryByte = byte;
+    this.blockSize = options.blockSize ?? Math.max(3 * size, 1 << 20);
+    if (!(this.blockSize >= 1)) throw new OffloadKitError("BAD_OPTIONS", `xz block size must be at least 1 byte, not ${options.blockSize}`, { field: "blockSize" });
     this.lzma = new LzmaEncoder({ dictionarySize: size, depth: options.depth, niceLength: options.niceLength });
   }
 
@@ -165,13 +175,14 @@ class XzEncoder implements ChunkEncoder {
         this.drain(false);
         room = this.lzma.room();
       }
-      const piece = bytes.subarray(at, at + room);
+      const piece = bytes.subarray(at, at + Math.min(room, this.blockSize - this.uncompressed));
       if (!this.blockOpen) this.openBlock();
       this.lzma.write(piece);
       this.check.update(piece);
       this.uncompressed += piece.length;
       at += piece.length;
-      this.drain(false);
+      if (this.uncompressed === this.blockSize) this.closeBlock();
+      else this.drain(false);
     }
     return this.take();
   }
@@ -180,23 +191,10 @@ class XzEncoder implements ChunkEncoder {
     if (this.finished) return [];
     this.start();
     this.finished = true;
+    if (this.blockOpen) this.closeBlock();
     const records: number[] = [0x00];
-    if (this.blockOpen) {
-      this.drain(true);
-      if (this.lzma.hasOpenChunk()) {
-        this.lzma.closeChunk();
-        this.emitChunk();
-      }
-      // End of LZMA2 data, block padding, check.
-      const unpadded = BLOCK_HEADER_SIZE + this.compressed + 1 + CHECK_SIZE;
-      this.output.push(new Uint8Array(1 + ((4 - ((BLOCK_HEADER_SIZE + this.compressed + 1) % 4)) % 4)));
-      this.output.push(this.check.bytes());
-      varint(records, 1);
-      varint(records, unpadded);
-      varint(records, this.uncompressed);
-    } else {
-      varint(records, 0);
-    }
+    varint(records, this.records.length / 2);
+    for (const size of this.records) varint(records, size);
     while (records.length % 4 !== 0) records.push(0);
     const index = withCrc32(records);
     this.output.push(index);
@@ -219,6 +217,27 @@ class XzEncoder implements ChunkEncoder {
     if (this.started) return;
     this.started = true;
     this.output.push(Uint8Array.from([...MAGIC, ...withCrc32([0x00, CHECK_CRC64])]));
+  }
+
+  /** Codes the rest of the block's input, ends its LZMA2 data, pads it, writes its check; the next block starts afresh. */
+  private closeBlock(): void {
+    this.drain(true);
+    if (this.lzma.hasOpenChunk()) {
+      this.lzma.closeChunk();
+      this.emitChunk();
+    }
+    // End of LZMA2 data (00), block padding, check.
+    const unpadded = BLOCK_HEADER_SIZE + this.compressed + 1 + CHECK_SIZE;
+    this.output.push(new Uint8Array(1 + ((4 - ((BLOCK_HEADER_SIZE + this.compressed + 1) % 4)) % 4)));
+    this.output.push(this.check.bytes());
+    this.records.push(unpadded, this.uncompressed);
+    this.blockOpen = false;
+    this.uncompressed = 0;
+    this.compressed = 0;
+    this.check = new Crc64();
+    this.needDictionaryReset = this.needProperties = true;
+    this.needStateReset = false;
+    this.lzma.resetDictionary();
   }
 
   private openBlock(): void {

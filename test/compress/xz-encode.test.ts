@@ -10,7 +10,9 @@ import { describe, expect, it } from "vitest";
 import { createXzEncoder, encodeXz, lzma2DictionaryByte } from "../../src/compress/xz-encode.js";
 import type { XzEncoderOptions } from "../../src/compress/xz-encode.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
+import { bytesSource } from "../../src/engine/source.js";
 import { nodeDecoders } from "../../src/packages/node/io.js";
+import { readXzLayout } from "../../src/packages/xz-index.js";
 import { HANG_MS } from "../limits.js";
 import { hasNative, runNative } from "../native.js";
 
@@ -102,6 +104,30 @@ function lzma2Chunks(xz: Uint8Array): { control: number; unpacked: number; packe
   }
 }
 
+/** An index of one record (this block) and a footer, for a stream holding only `block`. */
+async function indexAndFooter(xz: Uint8Array, block: { unpaddedSize: number; size: number }): Promise<Uint8Array[]> {
+  const { crc32 } = await import("../../src/packages/xz-index.js");
+  const varint = (v: number, out: number[]) => {
+    while (v >= 0x80) {
+      out.push((v % 0x80) | 0x80);
+      v = Math.floor(v / 0x80);
+    }
+    out.push(v);
+  };
+  const records = [0, 1];
+  varint(block.unpaddedSize, records);
+  varint(block.size, records);
+  while ((records.length + 4) % 4 !== 0) records.push(0);
+  const index = new Uint8Array(records.length + 4);
+  index.set(records);
+  new DataView(index.buffer).setUint32(records.length, crc32(index.subarray(0, records.length)), true);
+  const footer = new Uint8Array(12);
+  new DataView(footer.buffer).setUint32(4, index.length / 4 - 1, true);
+  footer.set(xz.subarray(xz.length - 4, xz.length), 8);
+  new DataView(footer.buffer).setUint32(0, crc32(footer.subarray(4, 10)), true);
+  return [index, footer];
+}
+
 describe("xz encoder: streams both decoders read back", () => {
   it("empty input is a stream with no blocks, as xz writes it", async () => {
     const xz = encodeXz(new Uint8Array(0));
@@ -186,7 +212,7 @@ describe("xz encoder: streams both decoders read back", () => {
 
   it("a 4 KiB dictionary: the window slides every few hundred kB, chunks still up to 2 MiB", async () => {
     const input = concat([bytes(3_000_000, 21, true), bytes(50_000, 22), bytes(1_000_000, 23, true)]);
-    const xz = encodeXz(input, { dictionarySize: 4096 });
+    const xz = encodeXz(input, { dictionarySize: 4096, blockSize: Infinity });
     expect(xz[12 + 4]).toBe(0); // dictionary byte 0: 4 KiB
     await expectDecodes(xz, input);
   }, HANG_MS);
@@ -212,6 +238,22 @@ describe("xz encoder: streams both decoders read back", () => {
     const input = concat([bytes(6_000_000, 51, true), bytes(300_000, 52), bytes(5_000_000, 53, true), bytes(300_000, 52)]);
     const xz = encodeInPieces(input, [1 << 20]);
     await expectDecodes(xz, input);
+  }, HANG_MS);
+
+  it("blocks: each starts afresh, has its own check, and the index lists them for xz-index's re-reads", async () => {
+    const input = concat([bytes(500_000, 61, true), bytes(200_000, 62), bytes(500_000, 61, true)]);
+    const xz = encodeInPieces(input, [65_536, 1000], { blockSize: 300_000 });
+    await expectDecodes(xz, input);
+    const layout = readXzLayout(bytesSource(xz))!;
+    expect(layout.blocks.map((b) => b.size)).toEqual([300_000, 300_000, 300_000, 300_000]);
+    expect(layout.blocks.map((b) => b.start)).toEqual([0, 300_000, 600_000, 900_000]);
+    // A block decoded on its own (behind the stream header, with an index of its own) gives its bytes.
+    const third = layout.blocks[2]!;
+    const alone = concat([xz.subarray(0, 12), xz.subarray(third.offset, third.offset + Math.ceil(third.unpaddedSize / 4) * 4), ...(await indexAndFooter(xz, third))]);
+    await expectDecodes(alone, input.subarray(600_000, 900_000));
+    const one = encodeXz(input, { blockSize: Infinity });
+    expect(readXzLayout(bytesSource(one))!.blocks.length).toBe(1);
+    expect(one.length).toBeLessThan(xz.length);
   }, HANG_MS);
 
   it("the dictionary byte says the smallest size at least the one asked", () => {

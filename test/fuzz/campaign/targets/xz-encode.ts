@@ -2,7 +2,7 @@
  * The TypeScript xz encoder (src/compress/xz-encode.ts, src/compress/lzma-encode.ts): every input must
  * come back unchanged through the browser's decoder (xz-decompress, WebAssembly xz-embedded, on the
  * project's Node path with OFFLOAD_KIT_XZ=wasm). An encoder accepts any bytes, so the input is the case:
- * its first byte picks the dictionary (4 KiB to 8 MiB), the second the search depth, the next two seed
+ * its first byte picks the dictionary (4 KiB to 8 MiB), the second the search depth and the block size, the next two seed
  * how the rest is split into pushes (1 byte to 1 MiB pieces). The generator writes structured data for
  * the coder's edges: runs (long matches and reps), blocks repeated at distances just inside and just
  * past the dictionary, noise (uncompressed chunks, and the 64 KiB packed limit), and now and then a
@@ -17,6 +17,8 @@ import type { FuzzTarget } from "../target.js";
 
 const DICTIONARIES = [4096, 6144, 65536, 1 << 20, 8 << 20];
 const DEPTHS = [1, 1, 2, 8];
+/** Block sizes (the second byte's upper bits): the default (3 x dictionary, at least 1 MiB), tiny, near a chunk, one block. */
+const BLOCKS = [undefined, 1000, 70_000, Infinity];
 const PARAMS = 4;
 
 const decoders = nodeDecoders({ ...process.env, OFFLOAD_KIT_XZ: "wasm" });
@@ -26,7 +28,7 @@ function structured(r: Rand, dictionary: number): Uint8Array {
   // Mostly small, so that a run of 20,000 cases takes minutes: a few in ten thousand cross 2 MiB.
   const big = r.bool(0.004);
   const roll = r.next();
-  const target = big ? r.range((2 << 20) + 1000, (2 << 20) + 400_000) : roll < 0.7 ? r.size(200) : roll < 0.95 ? r.range(1000, 20_000) : r.range(60_000, 140_000);
+  const target = big ? r.range((2 << 20) + 1000, (2 << 20) + 400_000) : roll < 0.75 ? r.size(200) : roll < 0.97 ? r.range(1000, 20_000) : r.range(60_000, 140_000);
   let length = 0;
   const history: Uint8Array[] = [];
   while (length < target) {
@@ -67,17 +69,18 @@ function generate(r: Rand): Sample {
   const dictionaryIndex = r.int(DICTIONARIES.length);
   const data = structured(r, DICTIONARIES[dictionaryIndex]!);
   const bytes = new Uint8Array(PARAMS + data.length);
-  bytes.set([dictionaryIndex, r.int(DEPTHS.length), r.int(256), r.int(256)]);
+  bytes.set([dictionaryIndex, r.int(256), r.int(256), r.int(256)]);
   bytes.set(data, PARAMS);
   return { bytes, fields: [{ at: 0, size: 1, kind: "kind" }, { at: 1, size: 1, kind: "kind" }] };
 }
 
-async function encodeAndDecode(input: Uint8Array): Promise<{ dictionary: number; depth: number; pushes: number; encoded: number; decoded: number }> {
+async function encodeAndDecode(input: Uint8Array): Promise<{ dictionary: number; depth: number; blockSize: string; pushes: number; encoded: number; decoded: number }> {
   const dictionary = DICTIONARIES[(input[0] ?? 0) % DICTIONARIES.length]!;
   const depth = DEPTHS[(input[1] ?? 0) % DEPTHS.length]!;
+  const blockSize = BLOCKS[((input[1] ?? 0) >>> 2) % BLOCKS.length];
   const data = input.subarray(Math.min(PARAMS, input.length));
   const r = new Rand(`split-${input[2] ?? 0}-${input[3] ?? 0}`);
-  const encoder = createXzEncoder({ dictionarySize: dictionary, depth });
+  const encoder = createXzEncoder({ dictionarySize: dictionary, depth, blockSize });
   const out: Uint8Array[] = [];
   let pushes = 0;
   for (let at = 0; at < data.length; pushes++) {
@@ -94,12 +97,12 @@ async function encodeAndDecode(input: Uint8Array): Promise<{ dictionary: number;
   let decoded = 0;
   for await (const chunk of decoders.decode("xz", stream())) {
     for (let i = 0; i < chunk.length; i++) {
-      if (chunk[i] !== data[decoded + i]) throw new Error(`decoded byte ${decoded + i} is ${chunk[i]}, the input had ${data[decoded + i]} (dictionary ${dictionary}, depth ${depth})`);
+      if (chunk[i] !== data[decoded + i]) throw new Error(`decoded byte ${decoded + i} is ${chunk[i]}, the input had ${data[decoded + i]} (dictionary ${dictionary}, depth ${depth}, block ${blockSize})`);
     }
     decoded += chunk.length;
   }
-  if (decoded !== data.length) throw new Error(`decoded ${decoded} bytes of ${data.length} (dictionary ${dictionary}, depth ${depth})`);
-  return { dictionary, depth, pushes, encoded, decoded };
+  if (decoded !== data.length) throw new Error(`decoded ${decoded} bytes of ${data.length} (dictionary ${dictionary}, depth ${depth}, block ${blockSize})`);
+  return { dictionary, depth, blockSize: String(blockSize), pushes, encoded, decoded };
 }
 
 export const xzEncodeTarget: FuzzTarget = {
