@@ -49,7 +49,8 @@ import type { Compression } from "../decoders.js";
 import { LayerStack, layerPath } from "../image.js";
 import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
-import { checkEditedTar, openEncoder, rewriteDataTar, tarHeaderWithSize } from "./edit-deb.js";
+import { paxValues, rewriteEntryHeaders } from "../write/tar-entry.js";
+import { checkEditedTar, openEncoder, rewriteDataTar } from "./edit-deb.js";
 import type { EditedFile, Encoder } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { nodeDecoders } from "./io.js";
@@ -70,7 +71,7 @@ export interface ImagePackageEdit<P extends PlannedEdit> extends ZipPackageEdit<
 interface OuterEntry {
   readonly name: string;
   readonly entry: TarEntry;
-  /** Where its records begin (after the previous entry's padded body): pax or long-name headers come first. */
+  /** Where its records begin (after the previous entry's padded body): pax or long-name headers come first, written again with it. */
   readonly start: number;
   /** The end of its padded body. */
   readonly end: number;
@@ -466,17 +467,20 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
     const outer = new Map(entries.map((e) => [e.name, e]));
     scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-image-`)));
     const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(path, byName, scratch, options);
+    // Each replaced entry's headers (pax and GNU long-name records, then its own) for its new name and size.
+    const headers = new Map<string, Uint8Array>();
     for (const [name, r] of replacements) {
       const e = outer.get(name)!;
-      if (e.start !== e.entry.headerOffset) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' has pax or long-name records, which are not rewritten`, { offset: e.start });
       if (r.name !== name && outer.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
-      if (r.name.length > 100) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${r.name}' does not fit a tar header's name`);
+      // The name as recorded keeps what layerPath took off its front (`./`).
+      const recorded = r.name === name ? undefined : `${e.entry.name.endsWith(name) ? e.entry.name.slice(0, e.entry.name.length - name.length) : ""}${r.name}`;
+      headers.set(name, rewriteEntryHeaders(readExact(source, e.start, e.entry.dataOffset - e.start), { name: recorded, size: r.size }, `${path}!${name}`));
     }
     const pad = (n: number) => (TAR_BLOCK - (n % TAR_BLOCK)) % TAR_BLOCK;
     let outputSize = source.size;
     for (const [name, r] of replacements) {
       const e = outer.get(name)!;
-      outputSize += TAR_BLOCK + r.size + pad(r.size) - (e.end - e.start);
+      outputSize += headers.get(name)!.length + r.size + pad(r.size) - (e.end - e.start);
     }
     const ordered = entries.filter((e) => replacements.has(e.name));
     if (output !== undefined) {
@@ -488,7 +492,7 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
           for (const e of ordered) {
             const r = replacements.get(e.name)!;
             copyRange(engine(), source, at, e.start - at, out);
-            out.write(tarHeaderWithSize(headerNamed(readExact(source, e.entry.headerOffset, TAR_BLOCK), r.name), r.size));
+            out.write(headers.get(e.name)!);
             if (r.bytes !== undefined) out.write(r.bytes);
             else for (const chunk of fileChunks(r.file!)) out.write(chunk);
             out.writeZeros(pad(r.size));
@@ -585,16 +589,6 @@ function renamed(name: string, oldDigest: string, digest: string): string {
   return name;
 }
 
-/** A ustar header with its name set (prefix cleared); tarHeaderWithSize then sets the size and checksum. */
-function headerNamed(block: Uint8Array, name: string): Uint8Array {
-  const out = block.slice();
-  const bytes = new TextEncoder().encode(name);
-  out.fill(0, 0, 100);
-  out.set(bytes, 0);
-  if (String.fromCharCode(...out.subarray(257, 263)) === "ustar\0") out.fill(0, 345, 500);
-  return out;
-}
-
 /**
  * The written tarball read back: every replaced entry under its new name with the bytes whose sha256 its
  * digest says, and every descriptor in index.json, the manifests and manifest.json naming an entry that is
@@ -605,6 +599,8 @@ function verifyImageTar(tempPath: string, output: string, replacements: Readonly
   const written = FileSource.open(tempPath);
   try {
     const names = new Map<string, { offset: number; size: number }>();
+    // pax `path`/`size` and GNU long names apply to the next entry, as tar reads them.
+    let next: { path?: string; size?: string } = {};
     let at = 0;
     while (at + TAR_BLOCK <= written.size) {
       const header = readExact(written, at, TAR_BLOCK);
@@ -612,11 +608,23 @@ function verifyImageTar(tempPath: string, output: string, replacements: Readonly
       const nul = header.indexOf(0);
       const raw = new TextDecoder().decode(header.subarray(0, nul < 0 || nul > 100 ? 100 : nul));
       const prefix = String.fromCharCode(...header.subarray(257, 263)) === "ustar\0" ? new TextDecoder().decode(header.subarray(345, 500)).replace(/\0.*$/s, "") : "";
-      const size = (header[124]! & 0x80) !== 0
+      let size = (header[124]! & 0x80) !== 0
         ? header.subarray(125, 136).reduce((n, b) => n * 256 + b, 0)
         : parseInt(String.fromCharCode(...header.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
       const type = String.fromCharCode(header[156]!);
-      names.set(layerPath(prefix === "" ? raw : `${prefix}/${raw}`), { offset: at + TAR_BLOCK, size: type === "0" || type === "\0" || type === "x" || type === "L" || type === "g" || type === "K" ? size : 0 });
+      if (type === "x" || type === "L") {
+        if (size > MAX_JSON) throw fail(`a ${type === "x" ? "pax" : "long-name"} record of ${size} bytes at ${at}`);
+        const body = readExact(written, at + TAR_BLOCK, size);
+        if (type === "L") next = { ...next, path: new TextDecoder().decode(body).replace(/\0.*$/s, "") };
+        else {
+          const values = paxValues(body, output);
+          next = { path: values.get("path") ?? next.path, size: values.get("size") ?? next.size };
+        }
+      } else if (type !== "g" && type !== "K") {
+        if (next.size !== undefined) size = Number(next.size);
+        names.set(layerPath(next.path ?? (prefix === "" ? raw : `${prefix}/${raw}`)), { offset: at + TAR_BLOCK, size: type === "0" || type === "\0" ? size : 0 });
+        next = {};
+      }
       at += TAR_BLOCK + size + ((TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
     }
     const digestAt = (where: { offset: number; size: number }) => {
