@@ -53,6 +53,7 @@ import { paxValues, rewriteEntryHeaders } from "../write/tar-entry.js";
 import { checkEditedTar, openEncoder, rewriteDataTar } from "./edit-deb.js";
 import type { EditedFile, Encoder } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
+import { decodedChunks, fileSha256, isImageTar, scratchFolder, tarEncoder } from "./edit-tar.js";
 import { nodeDecoders } from "./io.js";
 import { fileChunks } from "./file-chunks.js";
 
@@ -174,22 +175,7 @@ async function compressLayer(method: Compression | undefined, from: string, to: 
   }
   const fd = openSync(to, "w");
   try {
-    let encoder: Encoder;
-    if (method === "gzip") {
-      const gzip = createGzip({ level: GZIP_LEVEL });
-      gzip.on("data", (chunk: Buffer) => writeSync(fd, chunk));
-      const done = new Promise<void>((resolve, reject) => {
-        gzip.on("end", resolve);
-        gzip.on("error", reject);
-      });
-      encoder = {
-        write: (b) => new Promise((resolve) => (gzip.write(b) ? resolve() : gzip.once("drain", () => resolve()))),
-        end: async () => {
-          gzip.end();
-          await done;
-        },
-      };
-    } else encoder = openEncoder(method, fd);
+    const encoder = method === "gzip" ? gzipEncoder(fd, GZIP_LEVEL) : openEncoder(method, fd);
     for (const chunk of fileChunks(from)) await encoder.write(chunk.slice());
     await encoder.end();
   } finally {
@@ -454,6 +440,15 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
 
 /** Edits `path` (an image tarball) with `plan`, writing the new image to `output` (undefined: a dry run). */
 export async function editImagePackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<ImagePackageEdit<P>> {
+  return editImageTarball(path, output, options, { input: path, output });
+}
+
+/**
+ * The image tarball `path` edited into `output`; `names` are what messages and the report call them (a
+ * compressed image's scratch tar is named as the package it was decoded from).
+ */
+async function editImageTarball<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>, names: { readonly input: string; readonly output: string | undefined }): Promise<ImagePackageEdit<P>> {
+  const label = names.input;
   const source = FileSource.open(path);
   let scratch: string | undefined;
   try {
@@ -466,15 +461,15 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
     }]));
     const outer = new Map(entries.map((e) => [e.name, e]));
     scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-image-`)));
-    const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(path, byName, scratch, options);
+    const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(label, byName, scratch, options);
     // Each replaced entry's headers (pax and GNU long-name records, then its own) for its new name and size.
     const headers = new Map<string, Uint8Array>();
     for (const [name, r] of replacements) {
       const e = outer.get(name)!;
-      if (r.name !== name && outer.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
+      if (r.name !== name && outer.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${label}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
       // The name as recorded keeps what layerPath took off its front (`./`).
       const recorded = r.name === name ? undefined : `${e.entry.name.endsWith(name) ? e.entry.name.slice(0, e.entry.name.length - name.length) : ""}${r.name}`;
-      headers.set(name, rewriteEntryHeaders(readExact(source, e.start, e.entry.dataOffset - e.start), { name: recorded, size: r.size }, `${path}!${name}`));
+      headers.set(name, rewriteEntryHeaders(readExact(source, e.start, e.entry.dataOffset - e.start), { name: recorded, size: r.size }, `${label}!${name}`));
     }
     const pad = (n: number) => (TAR_BLOCK - (n % TAR_BLOCK)) % TAR_BLOCK;
     let outputSize = source.size;
@@ -504,14 +499,15 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
         out.close();
         if (out.tempPath !== undefined) {
           chmodSync(out.tempPath, mode);
-          if (ordered.length > 0) verifyImageTar(out.tempPath, output, replacements);
+          if (ordered.length > 0) verifyImageTar(out.tempPath, names.output ?? output, replacements);
         }
         return size;
       });
     }
-    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : memberOutput(e.input.slice(path.length + 1), output, replacements) }));
+    const shown = names.output;
+    const packageEdits = edits.map((e) => ({ ...e, output: shown === undefined || e.planned?.plan === undefined ? undefined : memberOutput(e.input.slice(label.length + 1), shown, replacements) }));
     return {
-      kind: "image", input: path, output, inputSize: source.size, outputSize, members, withDeviceCode, edits: packageEdits,
+      kind: "image", input: label, output: shown, inputSize: source.size, outputSize, members, withDeviceCode, edits: packageEdits,
       record: recordText(changed.length, rewrittenJson),
       layers: changed.map(([name, r]) => ({ name, from: r.oldDigest, to: r.digest, diffId: r.newDiffId })),
     };
@@ -522,6 +518,104 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
       removeTemporary(scratch);
     }
   }
+}
+
+/** The gzip level a stream's header suggests (its XFL byte, RFC 1952): 2 slowest (gzip -9), 4 fastest (-1), else the default 6. */
+export function gzipLevelOf(head: Uint8Array): number {
+  return head[8] === 2 ? 9 : head[8] === 4 ? 1 : 6;
+}
+
+/**
+ * A compressed image tarball (`docker save img | gzip`, or zstd, xz, bzip2): decoded into the scratch folder,
+ * written there by the image tarball writer, encoded again with its compressor (gzip at the level its header
+ * suggests, node:zlib; zstd -3, xz -6, bzip2 -9 as the tarball writer encodes), decoded again and compared
+ * with the tar it encodes (sha256), then copied to a temporary file beside `output` and renamed into place.
+ * Undefined when the decoded tar is not an image after all (the tarball writer then takes it).
+ */
+export async function editCompressedImagePackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<(ImagePackageEdit<P> & { readonly compression: Compression }) | undefined> {
+  const source = FileSource.open(path);
+  const scratch = scratchFolder("image");
+  try {
+    const mode = statSync(path).mode & 0o7777;
+    const head = readExact(source, 0, Math.min(16, source.size));
+    const method = compressionOf(head);
+    if (method === undefined) return undefined;
+    const decoded = join(scratch.path, "decoded.tar");
+    const fd = openSync(decoded, "w");
+    try {
+      for await (const chunk of decodedChunks(source, 0, source.size, method)) writeSync(fd, chunk);
+    } finally {
+      closeSync(fd);
+    }
+    if (!(await isImageTar(decoded))) return undefined;
+    const written = join(scratch.path, "image.tar");
+    const edit = await editImageTarball(decoded, written, options, { input: path, output });
+    rmSync(decoded, { force: true });
+    let result = path;
+    if (edit.layers.length > 0) {
+      result = join(scratch.path, "image.tar.encoded");
+      const out = openSync(result, "w");
+      try {
+        const encoder = method === "gzip" ? gzipEncoder(out, gzipLevelOf(head)) : openEncoder(method, out, tarEncoder(method, path, false));
+        try {
+          for (const chunk of fileChunks(written)) await encoder.write(chunk.slice());
+        } finally {
+          await encoder.end();
+        }
+      } finally {
+        closeSync(out);
+      }
+      // Read back: the encoded stream decodes to the image tar that was written and checked.
+      const hash = createHash("sha256");
+      const encoded = FileSource.open(result);
+      try {
+        for await (const chunk of decodedChunks(encoded, 0, encoded.size, method)) hash.update(chunk);
+      } finally {
+        encoded.close();
+      }
+      if (hash.digest("hex") !== fileSha256(written)) throw new OffloadKitError("VERIFY_FAILED", `${output ?? path}: the ${method} stream written does not decode to the image written, nothing was put in place`);
+    }
+    const outputSize = statSync(result).size;
+    if (output !== undefined) {
+      const expected = fileSha256(result);
+      withOutputs((open) => {
+        const out = open(output, { bufferSize: 1 << 20 });
+        for (const chunk of fileChunks(result)) out.write(chunk);
+        out.close();
+        if (out.tempPath !== undefined) {
+          chmodSync(out.tempPath, mode);
+          if (fileSha256(out.tempPath) !== expected) throw new OffloadKitError("VERIFY_FAILED", `${output}: the written image is not the one encoded, nothing was put in place`);
+        }
+      });
+    }
+    return { ...edit, inputSize: source.size, outputSize, compression: method };
+  } finally {
+    source.close();
+    scratch.done();
+  }
+}
+
+/** node:zlib's gzip at `level` writing into the open file `fd`, fed with backpressure. */
+function gzipEncoder(fd: number, level: number): Encoder {
+  const gzip = createGzip({ level });
+  let error: Error | undefined;
+  gzip.on("data", (chunk: Buffer) => writeSync(fd, chunk));
+  const done = new Promise<void>((resolve, reject) => {
+    gzip.on("end", resolve);
+    gzip.on("error", (e) => reject((error = e)));
+  });
+  done.catch(() => {});
+  return {
+    write: (b) => new Promise((resolve, reject) => {
+      if (error !== undefined) return reject(error);
+      if (gzip.write(b)) resolve();
+      else gzip.once("drain", () => resolve());
+    }),
+    end: async () => {
+      gzip.end();
+      await done;
+    },
+  };
 }
 
 /** `out.tar!blobs/sha256/<new digest>!usr/lib/x.so`: an edited member's name in the output, under its layer's new name. */
