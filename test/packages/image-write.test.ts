@@ -578,3 +578,37 @@ describe.skipIf(!tools || !haveTools("xz"))("compressed image tarballs (docker s
     expect(fat.equals(await single("fat.o", "prune", "--keep=gfx90a", "--allow-empty"))).toBe(true);
   }, HANG_MS);
 });
+
+describe.skipIf(!tools)("--copy with an OCI layout folder", () => {
+  it("--out-dir --copy writes every unchanged blob as a copy of its own (one link, same bytes and mode); without it they are the input's files", async () => {
+    const l0 = layerTar("k0", { "usr/lib/app": { fixture: "app" } });
+    const l1 = layerTar("k1", { "etc/readme": { text: "hi\n" } });
+    ociLayout("copied", [l0, l1], ["gzip", "gzip"]);
+    const before = judge(join(dir, "copied"));
+    const untouched = join(dir, "copied", before.layers[1]!.path);
+    for (const [folder, flags] of [["with-copy", ["--copy"]], ["with-links", []]] as const) {
+      mkdirSync(join(dir, folder));
+      const r = await kit("prune", "--keep=gfx90a", "--allow-empty", ...flags, "--out-dir", folder, "copied");
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      const after = judge(join(dir, folder, "copied"));
+      expect(after.layers[1]!.path).toBe(before.layers[1]!.path);
+      const kept = statSync(join(dir, folder, "copied", after.layers[1]!.path));
+      expect(readFileSync(join(dir, folder, "copied", after.layers[1]!.path)).equals(readFileSync(untouched))).toBe(true);
+      expect(kept.mode).toBe(statSync(untouched).mode);
+      if (flags.length > 0) {
+        // Every file in the mirror is its own: none shares an inode with the input folder.
+        const inputInodes = new Set(readdirSync(join(dir, "copied/blobs/sha256")).map((f) => statSync(join(dir, "copied/blobs/sha256", f)).ino));
+        for (const f of readdirSync(join(dir, folder, "copied/blobs/sha256"))) expect(statSync(join(dir, folder, "copied/blobs/sha256", f)).nlink, f).toBe(1);
+        for (const f of readdirSync(join(dir, folder, "copied/blobs/sha256"))) expect(inputInodes.has(statSync(join(dir, folder, "copied/blobs/sha256", f)).ino), f).toBe(false);
+        expect(statSync(join(dir, folder, "copied/oci-layout")).ino).not.toBe(statSync(join(dir, "copied/oci-layout")).ino);
+      } else {
+        expect(kept.ino).toBe(statSync(untouched).ino);
+        expect(statSync(join(dir, folder, "copied/oci-layout")).ino).toBe(statSync(join(dir, "copied/oci-layout")).ino);
+      }
+    }
+    // --copy still goes with --out-dir only.
+    const refused = await kit("prune", "--keep=gfx90a", "--copy", "-o", "copied-out", "copied");
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("--copy goes with --out-dir");
+  }, HANG_MS);
+});

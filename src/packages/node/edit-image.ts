@@ -225,7 +225,13 @@ interface StoreEntry {
   source(): ByteSource;
 }
 
-type EditOptions<P extends PlannedEdit> = { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void };
+type EditOptions<P extends PlannedEdit> = {
+  readonly codecs: Codecs;
+  readonly plan: (source: ByteSource, name: string) => P;
+  readonly check?: (edits: readonly FileEdit<P>[]) => void;
+  /** A layout folder mirrored with --out-dir: unchanged files copied, not hard-linked (--copy, as the tree writer does). */
+  readonly copy?: boolean;
+};
 
 interface ImagePlan<P extends PlannedEdit> {
   readonly edits: FileEdit<P>[];
@@ -790,8 +796,8 @@ function layoutFiles(dir: string, opened: FileSource[]): Map<string, StoreEntry>
  * Edits the OCI layout folder `path`. `output` undefined: a dry run; `output` = `path`: in place, new blobs
  * written beside the old ones (each through a temporary name), read back, then index.json (and docker's
  * manifest.json) renamed over the old ones, the commit point, and only then the replaced blobs removed; else a
- * new folder mirroring it (unchanged files hard-linked, or copied where a link cannot be made), built under a
- * temporary name beside it and renamed into place when whole.
+ * new folder mirroring it (unchanged files hard-linked, or copied where a link cannot be made or `--copy`
+ * says so), built under a temporary name beside it and renamed into place when whole.
  */
 export async function editImageLayout<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<ImagePackageEdit<P>> {
   const opened: FileSource[] = [];
@@ -848,6 +854,7 @@ export async function editImageLayout<P extends PlannedEdit>(path: string, outpu
           const to = join(building, e.name);
           mkdirSync(dirname(to), { recursive: true });
           if (e.link !== undefined) symlinkSync(e.link.target, to);
+          else if (options.copy === true) copyFileSync(join(path, e.name), to);
           else {
             try {
               linkSync(join(path, e.name), to);
