@@ -50,7 +50,7 @@ import { LayerStack, layerPath } from "../image.js";
 import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
 import { paxValues, rewriteEntryHeaders } from "../write/tar-entry.js";
-import { checkEditedTar, openEncoder, rewriteDataTar } from "./edit-deb.js";
+import { checkEditedTar, headerSize, openEncoder, rewriteDataTar } from "./edit-deb.js";
 import type { EditedFile, Encoder } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { decodedChunks, fileSha256, isImageTar, scratchFolder, tarEncoder } from "./edit-tar.js";
@@ -141,7 +141,8 @@ export function isImageFile(path: string): boolean {
         if (header.every((b) => b === 0)) break;
         const name = layerPath(new TextDecoder().decode(header.subarray(0, header.indexOf(0) < 0 || header.indexOf(0) > 100 ? 100 : header.indexOf(0))));
         names.add(name);
-        const size = parseInt(String.fromCharCode(...header.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
+        // Octal, or GNU base-256 (a layer of 8 GiB or more).
+        const size = headerSize(header);
         if (!Number.isSafeInteger(size)) return false;
         at += TAR_BLOCK + size + ((TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
       }
