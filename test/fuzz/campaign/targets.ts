@@ -10,6 +10,7 @@ import { bundleTarget } from "./targets/bundle.js";
 import { ccobTarget } from "./targets/ccob.js";
 import { codeObjectTarget } from "./targets/code-object.js";
 import { elfTarget } from "./targets/elf.js";
+import { imageWriterTarget } from "./targets/image-writer.js";
 import { objcopyTarget } from "./targets/objcopy.js";
 import { lz4BlockTarget, nvFatbinTarget } from "./targets/nv-fatbin.js";
 import { nvInfoTarget } from "./targets/nv-info.js";
@@ -28,6 +29,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   tarTarget, cpioTarget, imageTarget, walkTarget, decodersTarget, nvFatbinTarget, lz4BlockTarget, amdgpuNoteTarget, kpackTarget, kpackMarkerTarget, nvInfoTarget, amdgpuYamlTarget,
   codeObjectTarget,
   condaPathsTarget,
+  imageWriterTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
