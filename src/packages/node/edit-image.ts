@@ -22,9 +22,12 @@
  * digests, and are kept. JSON that changes is written compact (JSON.stringify), as docker writes it.
  *
  * The tarball is written once: every outer tar byte of an entry not replaced is copied as it was; a replaced
- * entry keeps its header but for name, size and checksum. The output goes to a temporary file beside the
- * destination, is read back (every replaced entry's sha256 is the digest that names it; every descriptor
- * in the rewritten JSON names an entry of that size), and renamed into place.
+ * entry keeps its headers but for name, size and checksums (its pax `path`/`size` records and GNU long name
+ * written again, every other record kept: ../write/tar-entry.ts). The output goes to a temporary file
+ * beside the destination, is read back (every replaced entry's sha256 is the digest that names it; every
+ * descriptor in the rewritten JSON names an entry of that size), and renamed into place. A tarball
+ * compressed whole (`docker save | gzip`) is decoded into the scratch folder, written so, and encoded again
+ * (editCompressedImagePackage).
  */
 import { createHash } from "node:crypto";
 import { chmodSync, closeSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
