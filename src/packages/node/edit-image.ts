@@ -360,8 +360,10 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
       rmSync(tarPath, { force: true });
       const oldHash = createHash("sha256");
       for await (const chunk of sourceChunks(blob)) oldHash.update(chunk);
+      const oldDigest = `sha256:${oldHash.digest("hex")}`;
+      checkNamedDigest(path, name, oldDigest);
       const result: LayerResult = {
-        blob: blobFile, oldDigest: `sha256:${oldHash.digest("hex")}`, oldDiffId: `sha256:${oldDiff.digest("hex")}`, newDiffId,
+        blob: blobFile, oldDigest, oldDiffId: `sha256:${oldDiff.digest("hex")}`, newDiffId,
         digest: hashFile(blobFile), size: statSync(blobFile).size,
       };
       layers.set(name, result);
@@ -383,6 +385,7 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
     const bytes = new TextEncoder().encode(JSON.stringify(value));
     const digest = sha256(bytes);
     const oldDigest = sha256(bytesOf(e));
+    if (named) checkNamedDigest(path, e.name, oldDigest);
     if (named) digests.set(oldDigest, { digest, size: bytes.length });
     replacements.set(e.name, { name: named ? renamed(e.name, oldDigest, digest) : e.name, size: bytes.length, digest, bytes });
     rewrittenJson.push(kind);
@@ -682,6 +685,18 @@ function replaceDescriptors(value: unknown, digests: ReadonlyMap<string, { diges
   }
   for (const [key, child] of Object.entries(o)) if (key !== "digest") changed = replaceDescriptors(child, digests) || changed;
   return changed;
+}
+
+/**
+ * A blob named by its digest (`blobs/sha256/<hex>`, `<hex>.json`) that is replaced must hold that digest: the
+ * descriptors naming it are followed to its new digest by its bytes, so a blob whose bytes are not its name
+ * would be written under a name that is not its digest, and the descriptors naming it left stale.
+ */
+function checkNamedDigest(label: string, name: string, actual: string): void {
+  const hex = /^blobs\/sha256\/([0-9a-f]{64})$/.exec(name)?.[1] ?? /^([0-9a-f]{64})\.json$/.exec(name)?.[1];
+  if (hex !== undefined && `sha256:${hex}` !== actual) {
+    throw new OffloadKitError("IMAGE_BAD_DIGEST", `${label}: '${name}' is named by sha256:${hex}, but its bytes' sha256 is ${actual}`);
+  }
 }
 
 /** A blob's path after its digest changed: `blobs/sha256/<hex>` and `<hex>.json` follow it; other paths stay. */
