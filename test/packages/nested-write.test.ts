@@ -126,7 +126,7 @@ describe.skipIf(!tools)("packages inside packages", () => {
     expect(sha256(join(into, "app"))).toBe(await single("app"));
   }, HANG_MS);
 
-  it("a container image is written by the image writer, alone or inside a tarball; a gzipped image tarball is refused by the tarball writer (its digests would go stale)", async () => {
+  it("a container image is written by the image writer, alone, gzipped or inside a tarball", async () => {
     // A docker save with a config whose diff_ids name its layer (the image writer checks them before editing).
     const layer = tarOf([tarEntry("usr/lib/app", readFileSync(join(HOSTS, "app")))]);
     const layerHex = createHash("sha256").update(layer).digest("hex");
@@ -153,15 +153,13 @@ def walk(t, out):
 out = []
 walk(tarfile.open(sys.argv[1]), out)
 print(" ".join(out))`;
-    for (const input of ["image.tar", "holds-image.tar"]) {
+    for (const input of ["image.tar", "image.tar.gz", "holds-image.tar"]) {
       const r = await kit("prune", "--keep=gfx90a", "-o", `out-${input}`, input);
       expect(r.code, r.stderr).toBe(0);
       const found = execFileSync("python3", ["-c", APP_IN_LAYERS, join(dir, `out-${input}`)], { encoding: "utf8" }).trim().split(" ");
       expect(found, input).toEqual([await single("app")]);
     }
-    const r = await kit("prune", "--keep=gfx90a", "-o", "out-image.tar.gz", "image.tar.gz");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("image.tar.gz: a container image (docker save or OCI layout)");
-    expect(existsSync(join(dir, "out-image.tar.gz"))).toBe(false);
+    // The gzipped one is written gzipped (Python's tarfile above decoded it).
+    expect(readFileSync(join(dir, "out-image.tar.gz")).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
   }, HANG_MS);
 });

@@ -41,7 +41,7 @@ export async function runTransform(operation: "compress" | "decompress", values:
   return runGuardedAsync(io, name, async () => {
     // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
     const shown = packageProgress(io, name, flagValue(values, "progress"), isTTY);
-    const zipped = await editZipPackages(files, destination, { codecs, plan, progress: shown.progress }).finally(() => shown.finish());
+    const zipped = await editZipPackages(files, destination, { codecs, plan, progress: shown.progress, copy: options.copy }).finally(() => shown.finish());
     const members = await openMembers(zipped.rest);
     let ahead: CompressedAheads | undefined;
     try {

@@ -238,7 +238,7 @@ export type PackageEdits<P extends PlannedEdit> = readonly ZipPackageEdit<P>[];
 export async function editZipPackages<P extends PlannedEdit>(
   files: readonly string[],
   destination: Destination,
-  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly progress?: (member: string, edit?: FileEdit<P>) => void },
+  options: { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void; readonly progress?: (member: string, edit?: FileEdit<P>) => void; readonly copy?: boolean },
 ): Promise<{ readonly packages: ZipPackageEdit<P>[]; readonly rest: readonly string[] }> {
   // .deb, .conda and tarball packages too (src/packages/node/editors.ts), and image tarballs and OCI layout
   // folders (edit-image.ts: before the tarball writer, which refuses images because their digests would go stale).

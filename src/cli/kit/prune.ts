@@ -103,7 +103,7 @@ export const prune: Subcommand = {
       };
       // Wheels and zips first: each is written whole, as a package of its kind (src/packages/node/edit-zip.ts).
       const shown = packageProgress(io, name, flagValue(values, "progress"), isTTY);
-      const zipped = await editZipPackages(files, destination, { codecs, plan, check, progress: shown.progress }).finally(() => shown.finish());
+      const zipped = await editZipPackages(files, destination, { codecs, plan, check, progress: shown.progress, copy: options.copy }).finally(() => shown.finish());
       const members = await openMembers(zipped.rest);
       try {
         const prepared = prepareInputs(zipped.rest, destination);

@@ -48,6 +48,7 @@ import { compressionOf } from "../decoders.js";
 import type { Compression } from "../decoders.js";
 import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
+import { rewriteEntryHeaders } from "../write/tar-entry.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { fileChunks } from "./file-chunks.js";
@@ -212,12 +213,15 @@ export async function rewriteDataTar<P extends PlannedEdit>(
     },
   } as unknown as ChunkReader;
   const spooler = nodeSpooler();
+  // Where the entry's records begin: its pax and long-name headers come before its own, and are written again with it.
+  let recordsStart = reader.position;
   for await (const entry of walkTar(tap) as AsyncGenerator<TarEntry>) {
     found.entries++;
-    const header = await flush(TAR_BLOCK);
+    const headers = await flush(entry.dataOffset - recordsStart);
+    recordsStart = entry.dataOffset + entry.size + padding(entry.size);
     const shown = options.visible?.(entry) ?? true;
     if (entry.type !== "file" || entry.size === 0 || !shown) {
-      await encoder.write(header);
+      await encoder.write(headers);
       for await (const piece of reader.take(entry.size)) await encoder.write(piece);
       continue;
     }
@@ -255,11 +259,11 @@ export async function rewriteDataTar<P extends PlannedEdit>(
       }
       if (replacedBy !== undefined) {
         const out = replacedBy;
-        if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
         const newSize = statSync(out).size;
         const md5 = createHash("md5");
         const sha256 = createHash("sha256");
-        await encoder.write(tarHeaderWithSize(header, newSize));
+        // A pax `size` record says the new size too; every other record is kept.
+        await encoder.write(rewriteEntryHeaders(headers, { size: newSize }, name));
         for (const chunk of fileChunks(out)) {
           md5.update(chunk);
           sha256.update(chunk);
@@ -271,7 +275,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
         rmSync(out, { force: true });
         continue;
       }
-      await encoder.write(header);
+      await encoder.write(headers);
       for await (const piece of sourceChunks(source)) await encoder.write(piece);
     } finally {
       spooled.close();

@@ -22,9 +22,12 @@
  * digests, and are kept. JSON that changes is written compact (JSON.stringify), as docker writes it.
  *
  * The tarball is written once: every outer tar byte of an entry not replaced is copied as it was; a replaced
- * entry keeps its header but for name, size and checksum. The output goes to a temporary file beside the
- * destination, is read back (every replaced entry's sha256 is the digest that names it; every descriptor
- * in the rewritten JSON names an entry of that size), and renamed into place.
+ * entry keeps its headers but for name, size and checksums (its pax `path`/`size` records and GNU long name
+ * written again, every other record kept: ../write/tar-entry.ts). The output goes to a temporary file
+ * beside the destination, is read back (every replaced entry's sha256 is the digest that names it; every
+ * descriptor in the rewritten JSON names an entry of that size), and renamed into place. A tarball
+ * compressed whole (`docker save | gzip`) is decoded into the scratch folder, written so, and encoded again
+ * (editCompressedImagePackage).
  */
 import { createHash } from "node:crypto";
 import { chmodSync, closeSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
@@ -49,9 +52,11 @@ import type { Compression } from "../decoders.js";
 import { LayerStack, layerPath } from "../image.js";
 import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
-import { checkEditedTar, openEncoder, rewriteDataTar, tarHeaderWithSize } from "./edit-deb.js";
+import { paxValues, rewriteEntryHeaders } from "../write/tar-entry.js";
+import { checkEditedTar, headerSize, openEncoder, rewriteDataTar } from "./edit-deb.js";
 import type { EditedFile, Encoder } from "./edit-deb.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
+import { decodedChunks, fileSha256, isImageTar, scratchFolder, tarEncoder } from "./edit-tar.js";
 import { nodeDecoders } from "./io.js";
 import { fileChunks } from "./file-chunks.js";
 
@@ -70,7 +75,7 @@ export interface ImagePackageEdit<P extends PlannedEdit> extends ZipPackageEdit<
 interface OuterEntry {
   readonly name: string;
   readonly entry: TarEntry;
-  /** Where its records begin (after the previous entry's padded body): pax or long-name headers come first. */
+  /** Where its records begin (after the previous entry's padded body): pax or long-name headers come first, written again with it. */
   readonly start: number;
   /** The end of its padded body. */
   readonly end: number;
@@ -139,7 +144,8 @@ export function isImageFile(path: string): boolean {
         if (header.every((b) => b === 0)) break;
         const name = layerPath(new TextDecoder().decode(header.subarray(0, header.indexOf(0) < 0 || header.indexOf(0) > 100 ? 100 : header.indexOf(0))));
         names.add(name);
-        const size = parseInt(String.fromCharCode(...header.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
+        // Octal, or GNU base-256 (a layer of 8 GiB or more).
+        const size = headerSize(header);
         if (!Number.isSafeInteger(size)) return false;
         at += TAR_BLOCK + size + ((TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
       }
@@ -173,22 +179,7 @@ async function compressLayer(method: Compression | undefined, from: string, to: 
   }
   const fd = openSync(to, "w");
   try {
-    let encoder: Encoder;
-    if (method === "gzip") {
-      const gzip = createGzip({ level: GZIP_LEVEL });
-      gzip.on("data", (chunk: Buffer) => writeSync(fd, chunk));
-      const done = new Promise<void>((resolve, reject) => {
-        gzip.on("end", resolve);
-        gzip.on("error", reject);
-      });
-      encoder = {
-        write: (b) => new Promise((resolve) => (gzip.write(b) ? resolve() : gzip.once("drain", () => resolve()))),
-        end: async () => {
-          gzip.end();
-          await done;
-        },
-      };
-    } else encoder = openEncoder(method, fd);
+    const encoder = method === "gzip" ? gzipEncoder(fd, GZIP_LEVEL) : openEncoder(method, fd);
     for (const chunk of fileChunks(from)) await encoder.write(chunk.slice());
     await encoder.end();
   } finally {
@@ -238,7 +229,13 @@ interface StoreEntry {
   source(): ByteSource;
 }
 
-type EditOptions<P extends PlannedEdit> = { readonly codecs: Codecs; readonly plan: (source: ByteSource, name: string) => P; readonly check?: (edits: readonly FileEdit<P>[]) => void };
+type EditOptions<P extends PlannedEdit> = {
+  readonly codecs: Codecs;
+  readonly plan: (source: ByteSource, name: string) => P;
+  readonly check?: (edits: readonly FileEdit<P>[]) => void;
+  /** A layout folder mirrored with --out-dir: unchanged files copied, not hard-linked (--copy, as the tree writer does). */
+  readonly copy?: boolean;
+};
 
 interface ImagePlan<P extends PlannedEdit> {
   readonly edits: FileEdit<P>[];
@@ -363,8 +360,10 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
       rmSync(tarPath, { force: true });
       const oldHash = createHash("sha256");
       for await (const chunk of sourceChunks(blob)) oldHash.update(chunk);
+      const oldDigest = `sha256:${oldHash.digest("hex")}`;
+      checkNamedDigest(path, name, oldDigest);
       const result: LayerResult = {
-        blob: blobFile, oldDigest: `sha256:${oldHash.digest("hex")}`, oldDiffId: `sha256:${oldDiff.digest("hex")}`, newDiffId,
+        blob: blobFile, oldDigest, oldDiffId: `sha256:${oldDiff.digest("hex")}`, newDiffId,
         digest: hashFile(blobFile), size: statSync(blobFile).size,
       };
       layers.set(name, result);
@@ -386,6 +385,7 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
     const bytes = new TextEncoder().encode(JSON.stringify(value));
     const digest = sha256(bytes);
     const oldDigest = sha256(bytesOf(e));
+    if (named) checkNamedDigest(path, e.name, oldDigest);
     if (named) digests.set(oldDigest, { digest, size: bytes.length });
     replacements.set(e.name, { name: named ? renamed(e.name, oldDigest, digest) : e.name, size: bytes.length, digest, bytes });
     rewrittenJson.push(kind);
@@ -453,6 +453,15 @@ async function planImage<P extends PlannedEdit>(label: string, byName: ReadonlyM
 
 /** Edits `path` (an image tarball) with `plan`, writing the new image to `output` (undefined: a dry run). */
 export async function editImagePackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<ImagePackageEdit<P>> {
+  return editImageTarball(path, output, options, { input: path, output });
+}
+
+/**
+ * The image tarball `path` edited into `output`; `names` are what messages and the report call them (a
+ * compressed image's scratch tar is named as the package it was decoded from).
+ */
+async function editImageTarball<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>, names: { readonly input: string; readonly output: string | undefined }): Promise<ImagePackageEdit<P>> {
+  const label = names.input;
   const source = FileSource.open(path);
   let scratch: string | undefined;
   try {
@@ -465,18 +474,21 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
     }]));
     const outer = new Map(entries.map((e) => [e.name, e]));
     scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-image-`)));
-    const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(path, byName, scratch, options);
+    const { edits, members, withDeviceCode, replacements, changed, rewrittenJson } = await planImage(label, byName, scratch, options);
+    // Each replaced entry's headers (pax and GNU long-name records, then its own) for its new name and size.
+    const headers = new Map<string, Uint8Array>();
     for (const [name, r] of replacements) {
       const e = outer.get(name)!;
-      if (e.start !== e.entry.headerOffset) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' has pax or long-name records, which are not rewritten`, { offset: e.start });
-      if (r.name !== name && outer.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
-      if (r.name.length > 100) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: '${r.name}' does not fit a tar header's name`);
+      if (r.name !== name && outer.has(r.name)) throw new OffloadKitError("IMAGE_UNSUPPORTED", `${label}: '${name}' would be renamed '${r.name}', which the tarball already holds`);
+      // The name as recorded keeps what layerPath took off its front (`./`).
+      const recorded = r.name === name ? undefined : `${e.entry.name.endsWith(name) ? e.entry.name.slice(0, e.entry.name.length - name.length) : ""}${r.name}`;
+      headers.set(name, rewriteEntryHeaders(readExact(source, e.start, e.entry.dataOffset - e.start), { name: recorded, size: r.size }, `${label}!${name}`));
     }
     const pad = (n: number) => (TAR_BLOCK - (n % TAR_BLOCK)) % TAR_BLOCK;
     let outputSize = source.size;
     for (const [name, r] of replacements) {
       const e = outer.get(name)!;
-      outputSize += TAR_BLOCK + r.size + pad(r.size) - (e.end - e.start);
+      outputSize += headers.get(name)!.length + r.size + pad(r.size) - (e.end - e.start);
     }
     const ordered = entries.filter((e) => replacements.has(e.name));
     if (output !== undefined) {
@@ -488,7 +500,7 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
           for (const e of ordered) {
             const r = replacements.get(e.name)!;
             copyRange(engine(), source, at, e.start - at, out);
-            out.write(tarHeaderWithSize(headerNamed(readExact(source, e.entry.headerOffset, TAR_BLOCK), r.name), r.size));
+            out.write(headers.get(e.name)!);
             if (r.bytes !== undefined) out.write(r.bytes);
             else for (const chunk of fileChunks(r.file!)) out.write(chunk);
             out.writeZeros(pad(r.size));
@@ -500,14 +512,15 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
         out.close();
         if (out.tempPath !== undefined) {
           chmodSync(out.tempPath, mode);
-          if (ordered.length > 0) verifyImageTar(out.tempPath, output, replacements);
+          if (ordered.length > 0) verifyImageTar(out.tempPath, names.output ?? output, replacements);
         }
         return size;
       });
     }
-    const packageEdits = edits.map((e) => ({ ...e, output: output === undefined || e.planned?.plan === undefined ? undefined : memberOutput(e.input.slice(path.length + 1), output, replacements) }));
+    const shown = names.output;
+    const packageEdits = edits.map((e) => ({ ...e, output: shown === undefined || e.planned?.plan === undefined ? undefined : memberOutput(e.input.slice(label.length + 1), shown, replacements) }));
     return {
-      kind: "image", input: path, output, inputSize: source.size, outputSize, members, withDeviceCode, edits: packageEdits,
+      kind: "image", input: label, output: shown, inputSize: source.size, outputSize, members, withDeviceCode, edits: packageEdits,
       record: recordText(changed.length, rewrittenJson),
       layers: changed.map(([name, r]) => ({ name, from: r.oldDigest, to: r.digest, diffId: r.newDiffId })),
     };
@@ -518,6 +531,104 @@ export async function editImagePackage<P extends PlannedEdit>(path: string, outp
       removeTemporary(scratch);
     }
   }
+}
+
+/** The gzip level a stream's header suggests (its XFL byte, RFC 1952): 2 slowest (gzip -9), 4 fastest (-1), else the default 6. */
+export function gzipLevelOf(head: Uint8Array): number {
+  return head[8] === 2 ? 9 : head[8] === 4 ? 1 : 6;
+}
+
+/**
+ * A compressed image tarball (`docker save img | gzip`, or zstd, xz, bzip2): decoded into the scratch folder,
+ * written there by the image tarball writer, encoded again with its compressor (gzip at the level its header
+ * suggests, node:zlib; zstd -3, xz -6, bzip2 -9 as the tarball writer encodes), decoded again and compared
+ * with the tar it encodes (sha256), then copied to a temporary file beside `output` and renamed into place.
+ * Undefined when the decoded tar is not an image after all (the tarball writer then takes it).
+ */
+export async function editCompressedImagePackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<(ImagePackageEdit<P> & { readonly compression: Compression }) | undefined> {
+  const source = FileSource.open(path);
+  const scratch = scratchFolder("image");
+  try {
+    const mode = statSync(path).mode & 0o7777;
+    const head = readExact(source, 0, Math.min(16, source.size));
+    const method = compressionOf(head);
+    if (method === undefined) return undefined;
+    const decoded = join(scratch.path, "decoded.tar");
+    const fd = openSync(decoded, "w");
+    try {
+      for await (const chunk of decodedChunks(source, 0, source.size, method)) writeSync(fd, chunk);
+    } finally {
+      closeSync(fd);
+    }
+    if (!(await isImageTar(decoded))) return undefined;
+    const written = join(scratch.path, "image.tar");
+    const edit = await editImageTarball(decoded, written, options, { input: path, output });
+    rmSync(decoded, { force: true });
+    let result = path;
+    if (edit.layers.length > 0) {
+      result = join(scratch.path, "image.tar.encoded");
+      const out = openSync(result, "w");
+      try {
+        const encoder = method === "gzip" ? gzipEncoder(out, gzipLevelOf(head)) : openEncoder(method, out, tarEncoder(method, path, false));
+        try {
+          for (const chunk of fileChunks(written)) await encoder.write(chunk.slice());
+        } finally {
+          await encoder.end();
+        }
+      } finally {
+        closeSync(out);
+      }
+      // Read back: the encoded stream decodes to the image tar that was written and checked.
+      const hash = createHash("sha256");
+      const encoded = FileSource.open(result);
+      try {
+        for await (const chunk of decodedChunks(encoded, 0, encoded.size, method)) hash.update(chunk);
+      } finally {
+        encoded.close();
+      }
+      if (hash.digest("hex") !== fileSha256(written)) throw new OffloadKitError("VERIFY_FAILED", `${output ?? path}: the ${method} stream written does not decode to the image written, nothing was put in place`);
+    }
+    const outputSize = statSync(result).size;
+    if (output !== undefined) {
+      const expected = fileSha256(result);
+      withOutputs((open) => {
+        const out = open(output, { bufferSize: 1 << 20 });
+        for (const chunk of fileChunks(result)) out.write(chunk);
+        out.close();
+        if (out.tempPath !== undefined) {
+          chmodSync(out.tempPath, mode);
+          if (fileSha256(out.tempPath) !== expected) throw new OffloadKitError("VERIFY_FAILED", `${output}: the written image is not the one encoded, nothing was put in place`);
+        }
+      });
+    }
+    return { ...edit, inputSize: source.size, outputSize, compression: method };
+  } finally {
+    source.close();
+    scratch.done();
+  }
+}
+
+/** node:zlib's gzip at `level` writing into the open file `fd`, fed with backpressure. */
+function gzipEncoder(fd: number, level: number): Encoder {
+  const gzip = createGzip({ level });
+  let error: Error | undefined;
+  gzip.on("data", (chunk: Buffer) => writeSync(fd, chunk));
+  const done = new Promise<void>((resolve, reject) => {
+    gzip.on("end", resolve);
+    gzip.on("error", (e) => reject((error = e)));
+  });
+  done.catch(() => {});
+  return {
+    write: (b) => new Promise((resolve, reject) => {
+      if (error !== undefined) return reject(error);
+      if (gzip.write(b)) resolve();
+      else gzip.once("drain", () => resolve());
+    }),
+    end: async () => {
+      gzip.end();
+      await done;
+    },
+  };
 }
 
 /** `out.tar!blobs/sha256/<new digest>!usr/lib/x.so`: an edited member's name in the output, under its layer's new name. */
@@ -576,6 +687,18 @@ function replaceDescriptors(value: unknown, digests: ReadonlyMap<string, { diges
   return changed;
 }
 
+/**
+ * A blob named by its digest (`blobs/sha256/<hex>`, `<hex>.json`) that is replaced must hold that digest: the
+ * descriptors naming it are followed to its new digest by its bytes, so a blob whose bytes are not its name
+ * would be written under a name that is not its digest, and the descriptors naming it left stale.
+ */
+function checkNamedDigest(label: string, name: string, actual: string): void {
+  const hex = /^blobs\/sha256\/([0-9a-f]{64})$/.exec(name)?.[1] ?? /^([0-9a-f]{64})\.json$/.exec(name)?.[1];
+  if (hex !== undefined && `sha256:${hex}` !== actual) {
+    throw new OffloadKitError("IMAGE_BAD_DIGEST", `${label}: '${name}' is named by sha256:${hex}, but its bytes' sha256 is ${actual}`);
+  }
+}
+
 /** A blob's path after its digest changed: `blobs/sha256/<hex>` and `<hex>.json` follow it; other paths stay. */
 function renamed(name: string, oldDigest: string, digest: string): string {
   const oldHex = oldDigest.slice("sha256:".length);
@@ -583,16 +706,6 @@ function renamed(name: string, oldDigest: string, digest: string): string {
   if (name === `blobs/sha256/${oldHex}`) return `blobs/sha256/${hex}`;
   if (name === `${oldHex}.json`) return `${hex}.json`;
   return name;
-}
-
-/** A ustar header with its name set (prefix cleared); tarHeaderWithSize then sets the size and checksum. */
-function headerNamed(block: Uint8Array, name: string): Uint8Array {
-  const out = block.slice();
-  const bytes = new TextEncoder().encode(name);
-  out.fill(0, 0, 100);
-  out.set(bytes, 0);
-  if (String.fromCharCode(...out.subarray(257, 263)) === "ustar\0") out.fill(0, 345, 500);
-  return out;
 }
 
 /**
@@ -605,6 +718,8 @@ function verifyImageTar(tempPath: string, output: string, replacements: Readonly
   const written = FileSource.open(tempPath);
   try {
     const names = new Map<string, { offset: number; size: number }>();
+    // pax `path`/`size` and GNU long names apply to the next entry, as tar reads them.
+    let next: { path?: string; size?: string } = {};
     let at = 0;
     while (at + TAR_BLOCK <= written.size) {
       const header = readExact(written, at, TAR_BLOCK);
@@ -612,11 +727,23 @@ function verifyImageTar(tempPath: string, output: string, replacements: Readonly
       const nul = header.indexOf(0);
       const raw = new TextDecoder().decode(header.subarray(0, nul < 0 || nul > 100 ? 100 : nul));
       const prefix = String.fromCharCode(...header.subarray(257, 263)) === "ustar\0" ? new TextDecoder().decode(header.subarray(345, 500)).replace(/\0.*$/s, "") : "";
-      const size = (header[124]! & 0x80) !== 0
+      let size = (header[124]! & 0x80) !== 0
         ? header.subarray(125, 136).reduce((n, b) => n * 256 + b, 0)
         : parseInt(String.fromCharCode(...header.subarray(124, 136)).replace(/[\0 ]/g, "") || "0", 8);
       const type = String.fromCharCode(header[156]!);
-      names.set(layerPath(prefix === "" ? raw : `${prefix}/${raw}`), { offset: at + TAR_BLOCK, size: type === "0" || type === "\0" || type === "x" || type === "L" || type === "g" || type === "K" ? size : 0 });
+      if (type === "x" || type === "L") {
+        if (size > MAX_JSON) throw fail(`a ${type === "x" ? "pax" : "long-name"} record of ${size} bytes at ${at}`);
+        const body = readExact(written, at + TAR_BLOCK, size);
+        if (type === "L") next = { ...next, path: new TextDecoder().decode(body).replace(/\0.*$/s, "") };
+        else {
+          const values = paxValues(body, output);
+          next = { path: values.get("path") ?? next.path, size: values.get("size") ?? next.size };
+        }
+      } else if (type !== "g" && type !== "K") {
+        if (next.size !== undefined) size = Number(next.size);
+        names.set(layerPath(next.path ?? (prefix === "" ? raw : `${prefix}/${raw}`)), { offset: at + TAR_BLOCK, size: type === "0" || type === "\0" ? size : 0 });
+        next = {};
+      }
       at += TAR_BLOCK + size + ((TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
     }
     const digestAt = (where: { offset: number; size: number }) => {
@@ -688,8 +815,8 @@ function layoutFiles(dir: string, opened: FileSource[]): Map<string, StoreEntry>
  * Edits the OCI layout folder `path`. `output` undefined: a dry run; `output` = `path`: in place, new blobs
  * written beside the old ones (each through a temporary name), read back, then index.json (and docker's
  * manifest.json) renamed over the old ones, the commit point, and only then the replaced blobs removed; else a
- * new folder mirroring it (unchanged files hard-linked, or copied where a link cannot be made), built under a
- * temporary name beside it and renamed into place when whole.
+ * new folder mirroring it (unchanged files hard-linked, or copied where a link cannot be made or `--copy`
+ * says so), built under a temporary name beside it and renamed into place when whole.
  */
 export async function editImageLayout<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<ImagePackageEdit<P>> {
   const opened: FileSource[] = [];
@@ -746,6 +873,7 @@ export async function editImageLayout<P extends PlannedEdit>(path: string, outpu
           const to = join(building, e.name);
           mkdirSync(dirname(to), { recursive: true });
           if (e.link !== undefined) symlinkSync(e.link.target, to);
+          else if (options.copy === true) copyFileSync(join(path, e.name), to);
           else {
             try {
               linkSync(join(path, e.name), to);

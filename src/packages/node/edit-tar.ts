@@ -126,12 +126,12 @@ export async function tarballCompression(path: string): Promise<{ readonly compr
 }
 
 /** Pass 1: the tar in `chunks` written uncompressed to `plainPath`, its files with device code edited. */
-export async function editTarStream<P extends PlannedEdit>(chunks: AsyncIterable<Uint8Array>, plainPath: string, name: string, folder: string, options: EditOptions<P>, found: TarFound<P>): Promise<void> {
+export async function editTarStream<P extends PlannedEdit>(chunks: AsyncIterable<Uint8Array>, plainPath: string, name: string, folder: string, options: EditOptions<P>, found: TarFound<P>, visible?: (entry: TarEntry) => boolean): Promise<void> {
   const fd = openSync(plainPath, "w");
   const reader = ChunkReader.ofStream(chunks);
   try {
     const encoder = openEncoder(undefined, fd);
-    await rewriteDataTar(reader, encoder, name, folder, options, found);
+    await rewriteDataTar(reader, encoder, name, folder, { ...options, visible }, found);
     await encoder.end();
   } finally {
     await reader.close();
@@ -274,7 +274,7 @@ export function fileSha256(path: string, start = 0, length?: number): string {
 }
 
 /** Whether the plain tar at `path` is a container image (`manifest.json` or `oci-layout` at its root, the walker's rule). */
-async function isImageTar(path: string): Promise<boolean> {
+export async function isImageTar(path: string): Promise<boolean> {
   const source = FileSource.open(path);
   const reader = ChunkReader.ofSource(source);
   try {
@@ -289,6 +289,23 @@ async function isImageTar(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * Thrown by pass 1 when a compressed tarball holds what a container image holds (a blob, a layer, a
+ * manifest) before anything in it was edited: the image writer takes it (./editors.ts), and the tarball
+ * writer again, without looking, when it is not an image after all.
+ */
+export class ImageSuspected extends Error {
+  constructor(readonly path: string) {
+    super(`${path}: holds a container image's files`);
+  }
+}
+
+/** Whether a root entry's name is one an image tarball holds: the walker's manifest.json / oci-layout, and the blobs and layers sorted before them. */
+function imageName(name: string): boolean {
+  const path = condaPath(name);
+  return path === "manifest.json" || path === "oci-layout" || path === "index.json" || /^blobs\/sha256\/[0-9a-f]{64}$/.test(path) || /^[0-9a-f]{64}(\/layer\.tar|\.json)$/.test(path);
+}
+
 function imageRefusal(path: string): OffloadKitError {
   return new OffloadKitError("IMAGE_UNSUPPORTED", `${path}: a container image (docker save or OCI layout): its layers' digests, the config's diff_ids and the manifests would have to be written again, which this tarball writer does not do; nothing was written`, { field: "package" });
 }
@@ -297,7 +314,7 @@ function imageRefusal(path: string): OffloadKitError {
  * Edits the tarball at `path` (a conda `.tar.bz2` among them: its paths.json rewritten) with `plan`, writing
  * the new tarball to `output` (undefined: a dry run, which edits in the scratch folder and writes nothing else).
  */
-export async function editTarPackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>): Promise<TarPackageEdit<P>> {
+export async function editTarPackage<P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>, lookForImages = true): Promise<TarPackageEdit<P>> {
   const source = FileSource.open(path);
   const scratch = scratchFolder("tar");
   try {
@@ -307,7 +324,12 @@ export async function editTarPackage<P extends PlannedEdit>(path: string, output
     if (method === undefined && (await isImageTar(path))) throw imageRefusal(path);
     const plainPath = join(scratch.path, "plain.tar");
     const found: TarFound<P> = { names: 0, edits: [], files: [], entries: 0 };
-    await editTarStream(decodedChunks(source, 0, source.size, method), plainPath, path, scratch.path, options, found);
+    // A compressed image is handed to the image writer at its first blob, before anything in it is edited.
+    const suspect = method !== undefined && lookForImages ? (entry: TarEntry) => {
+      if (imageName(entry.name)) throw new ImageSuspected(path);
+      return true;
+    } : undefined;
+    await editTarStream(decodedChunks(source, 0, source.size, method), plainPath, path, scratch.path, options, found, suspect);
     if (method !== undefined && (await isImageTar(plainPath))) throw imageRefusal(path);
     options.check?.(found.edits);
     let outputSize = source.size;
@@ -343,7 +365,7 @@ export async function editTarPackage<P extends PlannedEdit>(path: string, output
       edits, record: conda ? PATHS_JSON : undefined,
     };
   } catch (e) {
-    if (e instanceof OffloadKitError) throw e;
+    if (e instanceof OffloadKitError || e instanceof ImageSuspected) throw e;
     throw fileError(path, e);
   } finally {
     source.close();

@@ -1,6 +1,7 @@
 /**
- * Which package writer edits a file, by its content (never its name): a `.conda` (./edit-conda.ts), a
- * tarball or legacy conda `.tar.bz2` (./edit-tar.ts), an RPM (refused, below). Zips and `.deb`s keep their
+ * Which package writer edits a file, by its content (never its name): a `.conda` (./edit-conda.ts), an
+ * image tarball, plain or compressed (./edit-image.ts), a tarball or legacy conda `.tar.bz2`
+ * (./edit-tar.ts), an RPM (refused, below). Zips and `.deb`s keep their
  * own checks in src/cli/kit/outputs.ts.
  *
  * An RPM is refused: its signature header holds digests of the main header and payload (RPMSIGTAG_SHA256,
@@ -28,8 +29,8 @@ import { isZip } from "../zip.js";
 import { editCondaPackage, isCondaFile } from "./edit-conda.js";
 import { editDebPackage, isDebFile } from "./edit-deb.js";
 import type { NestedEdit } from "./edit-deb.js";
-import { editTarPackage, tarballCompression } from "./edit-tar.js";
-import { editImagePackage, isImageFile } from "./edit-image.js";
+import { ImageSuspected, editTarPackage, tarballCompression } from "./edit-tar.js";
+import { editCompressedImagePackage, editImagePackage, isImageFile } from "./edit-image.js";
 import { forEachInput } from "./inputs.js";
 import type { EditOptions } from "./edit-tar.js";
 import { editZipPackage, isZipFile } from "./edit-zip.js";
@@ -66,9 +67,19 @@ export async function packageEditor(path: string): Promise<PackageEditor | undef
   if (isCondaFile(path)) return editCondaPackage;
   // Images before tarballs: an image's layers, digests and manifests are written by their own writer.
   if (isImageFile(path)) return editImagePackage;
-  if ((await tarballCompression(path)) !== undefined) return editTarPackage;
+  if ((await tarballCompression(path)) !== undefined) return editTarball;
   return undefined;
 }
+
+/** A tarball; a compressed one that holds an image (found as pass 1 reads it) goes to the image writer. */
+const editTarball: PackageEditor = async <P extends PlannedEdit>(path: string, output: string | undefined, options: EditOptions<P>) => {
+  try {
+    return await editTarPackage(path, output, options);
+  } catch (e) {
+    if (!(e instanceof ImageSuspected)) throw e;
+  }
+  return (await editCompressedImagePackage(path, output, options)) ?? (await editTarPackage(path, output, options, false));
+};
 
 /** Whether a member's first bytes could start a package a writer takes (zip, ar, tar, a compressed stream). */
 function mayBePackage(head: Uint8Array): boolean {

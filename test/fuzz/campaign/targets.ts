@@ -11,6 +11,7 @@ import { bzip2EncodeTarget } from "./targets/bzip2-encode.js";
 import { ccobTarget } from "./targets/ccob.js";
 import { codeObjectTarget } from "./targets/code-object.js";
 import { elfTarget } from "./targets/elf.js";
+import { imageWriterTarget } from "./targets/image-writer.js";
 import { objcopyTarget } from "./targets/objcopy.js";
 import { lz4BlockTarget, nvFatbinTarget } from "./targets/nv-fatbin.js";
 import { nvInfoTarget } from "./targets/nv-info.js";
@@ -32,6 +33,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   condaPathsTarget,
   xzEncodeTarget,
   bzip2EncodeTarget,
+  imageWriterTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
