@@ -46,7 +46,7 @@ import type { PlannedEdit } from "../../prune/index.js";
 import { ChunkReader, sourceChunks } from "../chunks.js";
 import { compressionOf } from "../decoders.js";
 import type { Compression } from "../decoders.js";
-import { TAR_BLOCK, walkTar } from "../tar.js";
+import { walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
 import { rewriteEntryHeaders } from "../write/tar-entry.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
