@@ -255,7 +255,7 @@ export async function rewriteDataTar<P extends PlannedEdit>(
       }
       if (replacedBy !== undefined) {
         const out = replacedBy;
-        if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
+        if (entry.sizeInPax === true || headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `${name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
         const newSize = statSync(out).size;
         const md5 = createHash("md5");
         const sha256 = createHash("sha256");
