@@ -45,13 +45,17 @@ const utf8 = new TextEncoder();
 const KEEP = ["gfx906"];
 const SELECTION = parseSelection("keep", KEEP);
 
-let codecs: Codecs;
+/**
+ * Loaded when the module loads, not in `setup`: the campaign's main thread regenerates a failing case's input
+ * (generate, which compresses with libzstd) without running setup.
+ */
+const codecs: Codecs = await loadBrowserCodecs();
 /**
  * Members prune edits or reads: host + gfx906 + gfx90a:xnack- (the gfx90a entry goes), gfx906 alone with
  * 4096 alignment (its gfx90a entry goes), host + gfx906 (matched, nothing to remove: kept as it is), a text
  * bundle (the same).
  */
-let BUNDLES: Uint8Array[] = [];
+const BUNDLES = ["align16.19.bc", "hip-only-align4096.19.bc", "host-gfx906.19.bc", "text.19.ll"].map((f) => new Uint8Array(readFileSync(`${process.cwd()}/test/fixtures/bundler/${f}`)));
 
 // ---------------------------------------------------------------------------------------------------------
 // Generators: each writes the package and the fields it wrote (sizes, offsets, checksums, names).
@@ -630,11 +634,6 @@ export const packageWriterTarget: FuzzTarget = {
   engines: false,
   sources: false,
   dictionary: ["gfx906", "gfx90a", "__CLANG_OFFLOAD_BUNDLE__", "info/paths.json", "p-1.0.dist-info/RECORD", "md5sums", "Installed-Size: ", "sha256=", '"size_in_bytes": ', "data.tar", "control.tar.gz", "pkg-x.tar.zst", "././@LongLink", "\u0101", ",", '"'],
-  async setup() {
-    codecs = await loadBrowserCodecs();
-    const dir = `${process.cwd()}/test/fixtures/bundler`;
-    BUNDLES = ["align16.19.bc", "hip-only-align4096.19.bc", "host-gfx906.19.bc", "text.19.ll"].map((f) => new Uint8Array(readFileSync(`${dir}/${f}`)));
-  },
   generate: writerSample,
   run: (input) => run(input),
   allocBudget: (length) => 2 * walkBudget(length) + 64 * 1024 * 1024,
