@@ -34,7 +34,7 @@ import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { sourceChunks } from "../chunks.js";
-import { rewriteRecord } from "../write/record.js";
+import { rewriteRecordBytes } from "../write/record.js";
 import { rewriteZip } from "../write/zip.js";
 import type { ReplacedMember, ZipRewriteSink } from "../write/zip.js";
 import { isZip, readZip, zipDataOffset } from "../zip.js";
@@ -222,8 +222,7 @@ export async function editZipPackage<P extends PlannedEdit>(
       const bytes = await memberSource(source, member, `${path}!${member.name}`);
       if (bytes !== undefined) {
         try {
-          const text = new TextDecoder().decode(readExact(bytes, 0, bytes.size));
-          const data = new TextEncoder().encode(rewriteRecord(text, changed));
+          const data = rewriteRecordBytes(readExact(bytes, 0, bytes.size), changed);
           const deflated = deflateRawSync(data, { level: DEFLATE_LEVEL });
           replaced.set(recordAt, { crc32: crc32(data), size: data.length, compressedSize: deflated.length, write: (sink) => sink.write(deflated) });
           record = member.name;
