@@ -3,11 +3,18 @@
 //  - a tar entry whose size is in a pax record that agrees with the header's size field: the edit rewrote the
 //    field only, readers take the pax size, so the tar written read wrong (the page's read-back said
 //    VERIFY_FAILED). It is refused as every other pax-sized entry is: TAR_SIZE_IN_PAX, naming it;
+//  - a zip whose members share bytes, or whose local header offset lies past the directory: rewriteZip copied
+//    the bytes between local offsets, so the page's reply held ranges outside the file (negative sizes) or
+//    members written wrong; a stored member declaring another size than it stores was read past its end.
+//    Refused now (ZIP_OVERLAP, ZIP_BAD_LOCAL, ZIP_BAD_SIZE) before anything is written;
+//  - a wheel's RECORD decoded as UTF-8 and encoded again: a byte-order mark or a byte that is not UTF-8 in a
+//    row nobody edited came back changed. Rewritten as bytes now;
 //  - a .deb's md5sums line naming a non-ASCII path was not rewritten (its bytes were compared as latin1 with
 //    the tar's UTF-8 name), so dpkg's md5sums said the old file's hash; and md5sums/control were decoded with
 //    TextDecoder("latin1"), which browsers take for windows-1252: bytes 0x80-0x9f came back as other bytes.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { inflateRawSync } from "node:zlib";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prunePackage } from "../../src/browser/prune-package/index.js";
 import { loadBrowserCodecs } from "../../src/compress/browser.js";
@@ -15,6 +22,8 @@ import type { Codecs } from "../../src/compress/codecs.js";
 import { OffloadKitError } from "../../src/engine/errors.js";
 import { bytesSource } from "../../src/engine/source.js";
 import { ChunkReader } from "../../src/packages/chunks.js";
+import { readZip, zipDataOffset } from "../../src/packages/zip.js";
+import { crc32 } from "../../src/inspector/zip.js";
 import { editControlMember } from "../../src/packages/write/deb.js";
 import type { EditedFile } from "../../src/packages/write/deb.js";
 import { rewriteTarStream } from "../../src/packages/write/tar-stream.js";
@@ -91,7 +100,7 @@ describe("writers: md5sums and control, byte for byte", () => {
       constructor(label?: string, options?: TextDecoderOptions) {
         super(label, options);
         if (label?.toLowerCase() === "latin1") {
-          this.decode = ((input?: AllowSharedBufferSource) => Array.from(new Uint8Array(input as ArrayBuffer), (b) => String.fromCharCode(b >= 0x80 && b <= 0x9f ? CP1252[b - 0x80]! : b)).join("")) as typeof this.decode;
+          this.decode = ((input?: AllowSharedBufferSource) => Array.from(new Uint8Array(input as ArrayBuffer), (b) => String.fromCharCode(b >= 0x80 && b <= 0x9f ? CP1252[b - 0x80]! : b)).join("")) as TextDecoder["decode"];
         }
       }
     } as typeof TextDecoder;
@@ -100,5 +109,100 @@ describe("writers: md5sums and control, byte for byte", () => {
     const control = Buffer.concat([Buffer.from("Package: p\nInstalled-Size: 100\nDescription: caf"), Buffer.from([0xc3, 0xa9, 0xe2, 0x80, 0x9c, 0x0a])]);
     const edited = editControlMember(entry("./control"), control, files, {})!;
     expect(Buffer.from(edited).toString("latin1")).toBe(control.toString("latin1").replace("Installed-Size: 100", "Installed-Size: 97"));
+  });
+});
+
+interface StoredMember {
+  readonly name: string;
+  readonly data: Uint8Array;
+  /** The central directory's local header offset, when not where the member is. */
+  readonly local?: number;
+  /** The declared (uncompressed) size, when not the data's. */
+  readonly size?: number;
+}
+
+/** A zip of stored members, written here so its fields can lie. */
+function storedZip(members: readonly StoredMember[]): Uint8Array {
+  const locals: Buffer[] = [];
+  const central: Buffer[] = [];
+  let at = 0;
+  for (const m of members) {
+    const name = Buffer.from(m.name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc32(m.data), 14);
+    local.writeUInt32LE(m.data.length, 18);
+    local.writeUInt32LE(m.size ?? m.data.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    const c = Buffer.alloc(46);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(0x314, 4);
+    c.writeUInt16LE(20, 6);
+    c.writeUInt32LE(crc32(m.data), 16);
+    c.writeUInt32LE(m.data.length, 20);
+    c.writeUInt32LE(m.size ?? m.data.length, 24);
+    c.writeUInt16LE(name.length, 28);
+    c.writeUInt32LE((0o100644 * 65536) >>> 0, 38);
+    c.writeUInt32LE(m.local ?? at, 42);
+    locals.push(local, name, Buffer.from(m.data));
+    central.push(c, name);
+    at += 30 + name.length + m.data.length;
+  }
+  const directory = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(members.length, 8);
+  end.writeUInt16LE(members.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(at, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+describe("writers: zips whose fields lie", () => {
+  const refusal = (bytes: Uint8Array) => prunePackage(bytesSource(bytes), "t.whl", ["gfx906"], codecs).then(() => undefined, (e: unknown) => e as OffloadKitError);
+  const readme = Buffer.from("no device code\n");
+
+  it("a member the writer does not read whose local header offset lies past the directory: refused, no range outside the file", async () => {
+    // A directory entry: the writer reads no bytes of it, only copies it.
+    const error = await refusal(storedZip([{ name: "a/libx.so", data: BUNDLE }, { name: "a/doc/", data: new Uint8Array(0), local: 0xffffffff }]));
+    expect(error).toBeInstanceOf(OffloadKitError);
+    expect(error!.code).toBe("ZIP_BAD_LOCAL");
+  });
+
+  it("two members sharing one local header (the overlapping-files bomb): refused, ZIP_OVERLAP", async () => {
+    const error = await refusal(storedZip([{ name: "a/libx.so", data: BUNDLE }, { name: "a/libx.so", data: readme, local: 0 }]));
+    expect(error).toBeInstanceOf(OffloadKitError);
+    expect(error!.code).toBe("ZIP_OVERLAP");
+  });
+
+  it("a stored member declaring more bytes than it stores: refused, ZIP_BAD_SIZE (as the walker says)", async () => {
+    const error = await refusal(storedZip([{ name: "a/libx.so", data: BUNDLE, size: BUNDLE.length + 100 }, { name: "a/README", data: readme }]));
+    expect(error).toBeInstanceOf(OffloadKitError);
+    expect(error!.code).toBe("ZIP_BAD_SIZE");
+  });
+
+  it("RECORD with a byte-order mark and a byte that is not UTF-8: the edited row rewritten, every other byte kept", async () => {
+    const hash = (b: Uint8Array) => createHash("sha256").update(b).digest("base64url");
+    const record = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(`a/libx.so,sha256=${hash(BUNDLE)},${BUNDLE.length}\n`),
+      Buffer.from("a/caf"), Buffer.from([0xe9]), Buffer.from(`.txt,sha256=${hash(readme)},${readme.length}\n`),
+      Buffer.from("a-1.0.dist-info/RECORD,,\n"),
+    ]);
+    const input = storedZip([{ name: "a/libx.so", data: BUNDLE }, { name: "a/caf\u00e9.txt", data: readme }, { name: "a-1.0.dist-info/RECORD", data: record }]);
+    const reply = await prunePackage(bytesSource(input), "a-1.0-py3-none-any.whl", ["gfx906"], codecs);
+    expect(reply.changed).toBe(true);
+    const output = Buffer.concat(reply.parts.map((p) => ("bytes" in p ? p.bytes : "zeros" in p ? new Uint8Array(p.zeros) : input.subarray(p.offset, p.offset + p.size))));
+    const source = bytesSource(output);
+    const member = readZip(source).members.find((m) => m.name.endsWith("RECORD"))!;
+    const stored = output.subarray(zipDataOffset(source, member), zipDataOffset(source, member) + member.compressedSize);
+    const after = member.method === 8 ? inflateRawSync(stored) : Buffer.from(stored);
+    const libx = readZip(source).members.find((m) => m.name === "a/libx.so")!;
+    const newBytes = inflateRawSync(output.subarray(zipDataOffset(source, libx), zipDataOffset(source, libx) + libx.compressedSize));
+    const firstRow = Buffer.from(`a/libx.so,sha256=${hash(BUNDLE)},${BUNDLE.length}\n`).length;
+    expect(after.subarray(0, 3).equals(record.subarray(0, 3))).toBe(true);
+    expect(after.subarray(3, after.indexOf(0x0a) + 1).toString()).toBe(`a/libx.so,sha256=${hash(newBytes)},${newBytes.length}\n`);
+    expect(after.subarray(after.indexOf(0x0a) + 1).equals(record.subarray(3 + firstRow))).toBe(true);
   });
 });

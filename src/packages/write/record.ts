@@ -56,5 +56,7 @@ export function rewriteRecord(record: string, changed: ReadonlyMap<string, { sha
  */
 export function rewriteRecordBytes(record: Uint8Array, changed: ReadonlyMap<string, { sha256: string; size: number }>): Uint8Array {
   const byBytes = new Map([...changed].map(([path, now]) => [utf8ToByteString(path), now]));
-  return latin1Encode(rewriteRecord(latin1Decode(record), byBytes));
+  // A leading byte-order mark is kept, and is no part of the first row's path.
+  const bom = record[0] === 0xef && record[1] === 0xbb && record[2] === 0xbf ? 3 : 0;
+  return latin1Encode(latin1Decode(record.subarray(0, bom)) + rewriteRecord(latin1Decode(record.subarray(bom)), byBytes));
 }
