@@ -7,6 +7,8 @@
 //    the bytes between local offsets, so the page's reply held ranges outside the file (negative sizes) or
 //    members written wrong; a stored member declaring another size than it stores was read past its end.
 //    Refused now (ZIP_OVERLAP, ZIP_BAD_LOCAL, ZIP_BAD_SIZE) before anything is written;
+//  - a zip member whose mode says symbolic link was edited as a file (the walker, and so the inspector, never
+//    reads it); it is left as it is now, as the tar writers leave links;
 //  - a wheel's RECORD decoded as UTF-8 and encoded again: a byte-order mark or a byte that is not UTF-8 in a
 //    row nobody edited came back changed. Rewritten as bytes now;
 //  - a .deb's md5sums line naming a non-ASCII path was not rewritten (its bytes were compared as latin1 with
@@ -119,6 +121,8 @@ interface StoredMember {
   readonly local?: number;
   /** The declared (uncompressed) size, when not the data's. */
   readonly size?: number;
+  /** The Unix mode in the directory's external attributes (default a regular file, 0o100644). */
+  readonly mode?: number;
 }
 
 /** A zip of stored members, written here so its fields can lie. */
@@ -143,7 +147,7 @@ function storedZip(members: readonly StoredMember[]): Uint8Array {
     c.writeUInt32LE(m.data.length, 20);
     c.writeUInt32LE(m.size ?? m.data.length, 24);
     c.writeUInt16LE(name.length, 28);
-    c.writeUInt32LE((0o100644 * 65536) >>> 0, 38);
+    c.writeUInt32LE(((m.mode ?? 0o100644) * 65536) >>> 0, 38);
     c.writeUInt32LE(m.local ?? at, 42);
     locals.push(local, name, Buffer.from(m.data));
     central.push(c, name);
@@ -180,6 +184,18 @@ describe("writers: zips whose fields lie", () => {
     const error = await refusal(storedZip([{ name: "a/libx.so", data: BUNDLE, size: BUNDLE.length + 100 }, { name: "a/README", data: readme }]));
     expect(error).toBeInstanceOf(OffloadKitError);
     expect(error!.code).toBe("ZIP_BAD_SIZE");
+  });
+
+  it("a member whose mode says symbolic link is left as it is, even when its bytes are a bundle; the regular one is edited", async () => {
+    const input = storedZip([{ name: "a/libx.so", data: BUNDLE }, { name: "a/liby.so", data: BUNDLE, mode: 0o120777 }]);
+    const reply = await prunePackage(bytesSource(input), "t.whl", ["gfx906"], codecs);
+    expect(reply.changed).toBe(true);
+    expect(reply.entries).toBe(3);
+    const output = Buffer.concat(reply.parts.map((p) => ("bytes" in p ? p.bytes : "zeros" in p ? new Uint8Array(p.zeros) : input.subarray(p.offset, p.offset + p.size))));
+    const source = bytesSource(output);
+    const link = readZip(source).members.find((m) => m.name === "a/liby.so")!;
+    expect(link.method).toBe(0);
+    expect(output.subarray(zipDataOffset(source, link), zipDataOffset(source, link) + link.size).equals(BUNDLE)).toBe(true);
   });
 
   it("RECORD with a byte-order mark and a byte that is not UTF-8: the edited row rewritten, every other byte kept", async () => {

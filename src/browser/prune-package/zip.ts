@@ -42,8 +42,9 @@ async function streamed(bytes: Uint8Array, transform: CompressionStream | Decomp
 
 /** A member's bytes: stored ones as they are, deflated ones inflated (undefined: prune edits no such member). */
 async function memberBytes(source: ByteSource, member: ZipMember, name: string): Promise<Uint8Array | undefined> {
-  // Folders, empty files, encrypted members and methods not read hold no device code offload-kit can edit.
-  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0) return undefined;
+  // Folders, empty files, symbolic links (their bytes name the target; the walker never follows them, so the
+  // inspector lists no device code there), encrypted members and methods not read hold no device code offload-kit can edit.
+  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0 || (member.mode & 0o170000) === 0o120000) return undefined;
   const start = zipDataOffset(source, member);
   if (member.method === 0) {
     // As the walker: a stored member's two sizes must agree (else the bytes read are not the member's).
