@@ -168,6 +168,10 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     const nameLength = f.getUint16(28, true);
     const extraLength = f.getUint16(30, true);
     const commentLength = f.getUint16(32, true);
+    // An entry whose name, extra or comment reaches into the end record (which readZip allows) would be written cut short.
+    if (at + CENTRAL_SIZE + nameLength + extraLength + commentLength > oldDirectory.length) {
+      throw new OffloadKitError("ZIP_BAD_DIRECTORY", `malformed zip: central directory entry of '${m.name}' runs into the end record at offset ${endOffset}; not rewritten`, { offset: m.centralOffset, field: "name length" });
+    }
     const rest = oldDirectory.subarray(at + CENTRAL_SIZE, at + CENTRAL_SIZE + nameLength + extraLength + commentLength);
     const replacement = replaced.get(i);
     const size = replacement?.size ?? m.size;
