@@ -38,6 +38,11 @@ export interface TarEntry {
   /** Offsets in the tar stream of the entry's (last) header and of its body. */
   readonly headerOffset: number;
   readonly dataOffset: number;
+  /**
+   * True when a pax record (the entry's or a global one) gives the size: readers take it over the header's size
+   * field even where the two agree, so a writer giving the entry a new body must rewrite that record, not the field.
+   */
+  readonly sizeInPax?: boolean;
 }
 
 const utf8 = new TextDecoder("utf-8");
@@ -192,7 +197,7 @@ export async function* walkTar(reader: ChunkReader): AsyncGenerator<TarEntry> {
     longLink = undefined;
     pax = new Map();
     const dataOffset = reader.position;
-    yield { name, type, size: bodySize, linkName, mode, headerOffset, dataOffset };
+    yield { name, type, size: bodySize, linkName, mode, headerOffset, dataOffset, ...(paxSize !== undefined ? { sizeInPax: true } : {}) };
     const consumed = reader.position - dataOffset;
     const rest = bodySize - consumed + ((TAR_BLOCK - (bodySize % TAR_BLOCK)) % TAR_BLOCK);
     if (rest > 0) {

@@ -18,7 +18,7 @@ import { OffloadKitError } from "../../engine/errors.js";
 import { readExact } from "../../engine/source.js";
 import type { ByteSource } from "../../engine/source.js";
 import { crc32 } from "../../inspector/zip.js";
-import { rewriteRecord } from "../../packages/write/record.js";
+import { rewriteRecordBytes } from "../../packages/write/record.js";
 import { rewriteZip } from "../../packages/write/zip.js";
 import type { ReplacedMember, ZipRewriteSink } from "../../packages/write/zip.js";
 import { isZip, readZip, zipDataOffset } from "../../packages/zip.js";
@@ -42,10 +42,15 @@ async function streamed(bytes: Uint8Array, transform: CompressionStream | Decomp
 
 /** A member's bytes: stored ones as they are, deflated ones inflated (undefined: prune edits no such member). */
 async function memberBytes(source: ByteSource, member: ZipMember, name: string): Promise<Uint8Array | undefined> {
-  // Folders, empty files, encrypted members and methods not read hold no device code offload-kit can edit.
-  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0) return undefined;
+  // Folders, empty files, symbolic links (their bytes name the target; the walker never follows them, so the
+  // inspector lists no device code there), encrypted members and methods not read hold no device code offload-kit can edit.
+  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0 || (member.mode & 0o170000) === 0o120000) return undefined;
   const start = zipDataOffset(source, member);
-  if (member.method === 0) return readExact(source, start, member.size);
+  if (member.method === 0) {
+    // As the walker: a stored member's two sizes must agree (else the bytes read are not the member's).
+    if (member.compressedSize !== member.size) throw new OffloadKitError("ZIP_BAD_SIZE", `${name}: stored with ${member.compressedSize} bytes but declares ${member.size}`, { offset: member.localOffset, field: "compressed size" });
+    return readExact(source, start, member.size);
+  }
   let bytes: Uint8Array;
   try {
     bytes = await streamed(readExact(source, start, member.compressedSize), new DecompressionStream("deflate-raw"));
@@ -95,7 +100,7 @@ export async function pruneZipPackage(source: ByteSource, name: string, keep: re
   if (recordAt >= 0 && changed.size > 0) {
     const member = index.members[recordAt]!;
     const bytes = await memberBytes(source, member, `${name}!${member.name}`);
-    if (bytes !== undefined) replaced.set(recordAt, await deflated(new TextEncoder().encode(rewriteRecord(new TextDecoder().decode(bytes), changed))));
+    if (bytes !== undefined) replaced.set(recordAt, await deflated(rewriteRecordBytes(bytes, changed)));
   }
   const parts: PrunedPart[] = [];
   let position = 0;

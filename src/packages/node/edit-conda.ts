@@ -66,6 +66,9 @@ function storedOnly(member: ZipMember, name: string): void {
   if (member.method !== 0 || (member.flags & 1) !== 0) {
     throw new OffloadKitError("CONDA_UNSUPPORTED", `${name}!${member.name}: zip method ${member.method}${(member.flags & 1) !== 0 ? ", encrypted" : ""}; a .conda stores its members (conda-package-handling writes ZIP_STORED)`, { offset: member.localOffset, field: "method" });
   }
+  if (member.compressedSize !== member.size) {
+    throw new OffloadKitError("ZIP_BAD_SIZE", `${name}!${member.name}: stored with ${member.compressedSize} bytes but declares ${member.size}`, { offset: member.localOffset, field: "compressed size" });
+  }
 }
 
 /** A stored member from a scratch file: its CRC-32 computed as it is read. */

@@ -174,7 +174,7 @@ export async function encodeTar(plainPath: string, method: Compression | undefin
     const source = FileSource.open(plainPath);
     const header = readExact(source, entry.headerOffset, TAR_BLOCK);
     source.close();
-    if (headerSize(header) !== entry.size) throw new OffloadKitError("CONDA_UNSUPPORTED", `${name}!${entry.name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
+    if (entry.sizeInPax === true || headerSize(header) !== entry.size) throw new OffloadKitError("CONDA_UNSUPPORTED", `${name}!${entry.name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
     replacement = {
       start: entry.headerOffset,
       end: entry.dataOffset + entry.size + padding(entry.size),

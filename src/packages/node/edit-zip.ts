@@ -34,7 +34,7 @@ import { editFiles } from "../../prune/node.js";
 import type { FileEdit } from "../../prune/node.js";
 import type { PlannedEdit } from "../../prune/index.js";
 import { sourceChunks } from "../chunks.js";
-import { rewriteRecord } from "../write/record.js";
+import { rewriteRecordBytes } from "../write/record.js";
 import { rewriteZip } from "../write/zip.js";
 import type { ReplacedMember, ZipRewriteSink } from "../write/zip.js";
 import { isZip, readZip, zipDataOffset } from "../zip.js";
@@ -86,10 +86,15 @@ export function crc32(bytes: Uint8Array, crc = 0): number {
 
 /** A member's bytes, for reading at random: a slice when stored, inflated (and kept) when deflated. */
 async function memberSource(source: ByteSource, member: ZipMember, name: string): Promise<(ByteSource & { close(): void }) | undefined> {
-  // Folders, empty files, encrypted members and methods not read hold no device code offload-kit can edit.
-  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0) return undefined;
+  // Folders, empty files, symbolic links (their bytes name the target; the walker never follows them, so the
+  // inspector lists no device code there), encrypted members and methods not read hold no device code offload-kit can edit.
+  if ((member.flags & 1) !== 0 || (member.method !== 0 && member.method !== 8) || member.name.endsWith("/") || member.size === 0 || (member.mode & 0o170000) === 0o120000) return undefined;
   const start = zipDataOffset(source, member);
-  if (member.method === 0) return { ...sliceSource(source, start, member.size), close() {} };
+  if (member.method === 0) {
+    // As the walker: a stored member's two sizes must agree (else the bytes read are not the member's).
+    if (member.compressedSize !== member.size) throw new OffloadKitError("ZIP_BAD_SIZE", `${name}: stored with ${member.compressedSize} bytes but declares ${member.size}`, { offset: member.localOffset, field: "compressed size" });
+    return { ...sliceSource(source, start, member.size), close() {} };
+  }
   const spooled = await nodeSpooler().spool(nodeDecoders().inflateRaw(sourceChunks(source, start, member.compressedSize)), member.size, name);
   if (spooled.source.size !== member.size) {
     spooled.close();
@@ -222,8 +227,7 @@ export async function editZipPackage<P extends PlannedEdit>(
       const bytes = await memberSource(source, member, `${path}!${member.name}`);
       if (bytes !== undefined) {
         try {
-          const text = new TextDecoder().decode(readExact(bytes, 0, bytes.size));
-          const data = new TextEncoder().encode(rewriteRecord(text, changed));
+          const data = rewriteRecordBytes(readExact(bytes, 0, bytes.size), changed);
           const deflated = deflateRawSync(data, { level: DEFLATE_LEVEL });
           replaced.set(recordAt, { crc32: crc32(data), size: data.length, compressedSize: deflated.length, write: (sink) => sink.write(deflated) });
           record = member.name;

@@ -12,7 +12,7 @@
 import { OffloadKitError } from "../../engine/errors.js";
 import type { ByteSource } from "../../engine/source.js";
 import { bytesSource, readExact } from "../../engine/source.js";
-import { concatBytes } from "../../formats/bytes.js";
+import { byteStringToUnicode, concatBytes, latin1Decode, latin1Encode } from "../../formats/bytes.js";
 import { ChunkReader } from "../chunks.js";
 import { TAR_BLOCK, walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
@@ -88,7 +88,7 @@ export async function replaceTarMembers(tar: Uint8Array, replace: (entry: TarEnt
     const now = replace(entry, body);
     if (now === undefined) continue;
     const header = tar.subarray(entry.headerOffset, entry.headerOffset + TAR_BLOCK);
-    if (headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `control.tar member '${entry.name}': its size is in a pax record`, { offset: entry.headerOffset });
+    if (entry.sizeInPax === true || headerSize(header) !== entry.size) throw new OffloadKitError("DEB_UNSUPPORTED", `control.tar member '${entry.name}': its size is in a pax record`, { offset: entry.headerOffset });
     parts.push(tar.subarray(copied, entry.headerOffset), tarHeaderWithSize(header, now.length), now, new Uint8Array(padding(now.length)));
     copied = entry.dataOffset + entry.size + padding(entry.size);
   }
@@ -104,13 +104,16 @@ function kib(size: number): number {
 /** md5sums with the edited files' lines rewritten; control with Installed-Size lowered. */
 export function editControlMember(entry: TarEntry, body: Uint8Array, files: readonly EditedFile[], sizes: { before?: number; after?: number }): Uint8Array | undefined {
   const base = entry.name.replace(/^\.?\/*/, "");
-  const text = new TextDecoder("latin1").decode(body);
-  const encode = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+  // One char per byte, both ways: every byte not rewritten is written back as it was. Not TextDecoder("latin1"):
+  // browsers take that label for windows-1252 (0x80-0x9f become other code points, written back wrong).
+  const text = latin1Decode(body);
+  const encode = latin1Encode;
   if (base === "md5sums") {
     const byPath = new Map(files.map((f) => [f.path, f.md5]));
     return encode(text.split("\n").map((line) => {
       const match = /^([0-9a-f]{32})( [ *])(.*)$/.exec(line);
-      const md5 = match === null ? undefined : byPath.get(md5sumsPath(match[3]!));
+      // The path's bytes are UTF-8 (dpkg writes the tar's name bytes), and tar names are read as UTF-8: compared as text.
+      const md5 = match === null ? undefined : byPath.get(md5sumsPath(byteStringToUnicode(match[3]!)));
       return md5 === undefined ? line : `${md5}${match![2]}${match![3]}`;
     }).join("\n"));
   }

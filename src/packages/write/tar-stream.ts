@@ -80,7 +80,7 @@ export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8
       else for await (const piece of reader.take(entry.size)) await write(piece);
       continue;
     }
-    if (headerSize(header) !== entry.size) throw new OffloadKitError("TAR_SIZE_IN_PAX", `${name}!${entry.name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
+    if (entry.sizeInPax === true || headerSize(header) !== entry.size) throw new OffloadKitError("TAR_SIZE_IN_PAX", `${name}!${entry.name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
     // The old body is read to the end before the new one is written (a decision may not have read it).
     if (read === undefined) for await (const _ of reader.take(entry.size));
     await write(tarHeaderWithSize(header, now.length));

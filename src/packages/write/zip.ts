@@ -17,6 +17,7 @@
 import { OffloadKitError } from "../../engine/errors.js";
 import type { ByteSource } from "../../engine/source.js";
 import { readExact } from "../../engine/source.js";
+import { zipDataOffset } from "../zip.js";
 import type { ZipIndex } from "../zip.js";
 
 const LOCAL_SIZE = 30;
@@ -107,6 +108,19 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
   const dirStart = members.reduce((low, m) => Math.min(low, m.centralOffset), endRecord(source).offset);
   const byLocal = members.map((m, i) => ({ m, i })).sort((a, b) => a.m.localOffset - b.m.localOffset);
   const newLocal = new Array<number>(members.length);
+  // Each member is copied as the bytes from its local header to the next one's: that is the member only when
+  // its header and data lie there, before the directory, sharing no byte with another member (members sharing
+  // bytes are the overlapping-files zip bomb; the walker refuses them too). Checked before anything is written.
+  let previousEnd = 0;
+  for (let k = 0; k < byLocal.length; k++) {
+    const { m } = byLocal[k]!;
+    const end = k + 1 < byLocal.length ? byLocal[k + 1]!.m.localOffset : dirStart;
+    const dataEnd = zipDataOffset(source, m) + m.compressedSize;
+    if (m.localOffset < previousEnd || dataEnd > end) {
+      throw new OffloadKitError("ZIP_OVERLAP", `malformed zip: member '${m.name}' (local header at offset ${m.localOffset}, data to ${dataEnd}) overlaps another member or the central directory; not rewritten`, { offset: m.localOffset, field: "local header offset" });
+    }
+    previousEnd = dataEnd;
+  }
   for (let k = 0; k < byLocal.length; k++) {
     const { m, i } = byLocal[k]!;
     const end = k + 1 < byLocal.length ? byLocal[k + 1]!.m.localOffset : dirStart;
@@ -154,6 +168,10 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     const nameLength = f.getUint16(28, true);
     const extraLength = f.getUint16(30, true);
     const commentLength = f.getUint16(32, true);
+    // An entry whose name, extra or comment reaches into the end record (which readZip allows) would be written cut short.
+    if (at + CENTRAL_SIZE + nameLength + extraLength + commentLength > oldDirectory.length) {
+      throw new OffloadKitError("ZIP_BAD_DIRECTORY", `malformed zip: central directory entry of '${m.name}' runs into the end record at offset ${endOffset}; not rewritten`, { offset: m.centralOffset, field: "name length" });
+    }
     const rest = oldDirectory.subarray(at + CENTRAL_SIZE, at + CENTRAL_SIZE + nameLength + extraLength + commentLength);
     const replacement = replaced.get(i);
     const size = replacement?.size ?? m.size;

@@ -16,6 +16,7 @@ import { objcopyTarget } from "./targets/objcopy.js";
 import { lz4BlockTarget, nvFatbinTarget } from "./targets/nv-fatbin.js";
 import { nvInfoTarget } from "./targets/nv-info.js";
 import { offloadBinaryTarget } from "./targets/offload-binary.js";
+import { packageWriterTarget } from "./targets/package-writer.js";
 import { decodersTarget } from "./targets/decoders.js";
 import { rpmTarget, zipTarget } from "./targets/packages.js";
 import { cpioTarget, tarTarget } from "./targets/tar.js";
@@ -34,6 +35,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   xzEncodeTarget,
   bzip2EncodeTarget,
   imageWriterTarget,
+  packageWriterTarget,
 ];
 
 export function targetNamed(name: string): FuzzTarget | undefined {
