@@ -34,7 +34,7 @@ export function isDebPackage(source: ByteSource): boolean {
 /** A small stream (control.tar) encoded again with `method`. */
 async function encodeSmall(bytes: Uint8Array, method: ReturnType<typeof compressionOf>, codecs: Codecs, name: string): Promise<Uint8Array[]> {
   const encoder = tarEncoder(method, "deb", codecs, name);
-  return [...encoder.push(bytes), ...encoder.finish()];
+  return [...(await encoder.push(bytes)), ...(await encoder.finish())];
 }
 
 export async function pruneDebPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {

@@ -1,13 +1,12 @@
 /**
  * The page's compressors for a package written again, one per kind a package's tar can come in, each
  * streaming (fed the rewritten tar as it is made; output handed back as it is produced) so that no more than a
- * frame or a block of the plain tar is held: gzip at level 9 (fflate; the CLI's `gzip -9` through node:zlib),
- * zstd through the libzstd WebAssembly build in frames (level 3 as dpkg-deb and the CLI; a conda package's
+ * frame or a block of the plain tar is held: gzip through the platform's CompressionStream (zlib level 6; the
+ * CLI writes `gzip -9` through node:zlib), zstd through the libzstd WebAssembly build in frames (level 3 as dpkg-deb and the CLI; a conda package's
  * tar as one frame at level 19, as conda-package-handling writes it and as its reader requires: it stops at the
  * first frame), xz (src/compress/xz-encode.ts, our LZMA2 encoder) and bzip2 -9 (src/compress/bzip2-encode.ts).
  * The bytes differ from the CLI's (other encoders), the decoded tar does not.
  */
-import { Gzip } from "fflate";
 import { createBzip2Encoder } from "../../compress/bzip2-encode.js";
 import type { ChunkEncoder } from "../../compress/chunk-encoder.js";
 import type { Codecs } from "../../compress/codecs.js";
@@ -17,30 +16,56 @@ import { OffloadKitError } from "../../engine/errors.js";
 import { concatBytes } from "../../formats/bytes.js";
 import type { Compression } from "../../packages/decoders.js";
 
+/** An encoder the writers await: the platform's gzip is asynchronous; the others are ChunkEncoders. */
+export interface PageEncoder {
+  push(bytes: Uint8Array): Promise<Uint8Array[]> | Uint8Array[];
+  finish(): Promise<Uint8Array[]> | Uint8Array[];
+}
+
 /** Which package the tar goes into: a conda package's tars are written as conda-package-handling writes them. */
 export type TarPurpose = "deb" | "tarball" | "conda";
 
 /** zstd frames of a .deb's or a tarball's tar: dpkg, tar and zstd read every frame of a stream. */
 const ZSTD_FRAME = 64 * 1024 * 1024;
 
-function gzip(): ChunkEncoder {
+/**
+ * gzip through the platform's CompressionStream (zlib at its default level, 6): fflate's streaming Gzip at level
+ * 9 wrote deflate data that does not inflate on about 2% of the package-writer fuzz target's tars ("invalid
+ * distance too far back"; the read-back caught each one). The stream is fed as the tar is made and its output
+ * taken as it comes, so no more than the stream's own queue is held.
+ */
+function gzip(): PageEncoder {
+  const stream = new CompressionStream("gzip");
+  const writer = stream.writable.getWriter();
+  const reader = stream.readable.getReader();
   let out: Uint8Array[] = [];
-  // mtime 0: as node:zlib's gzip (the CLI) writes it, so the output does not depend on the clock.
-  const encoder = new Gzip({ level: 9, mtime: 0 }, (chunk) => {
-    out.push(chunk);
-  });
+  let failed: unknown;
+  const pump = (async () => {
+    try {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) return;
+        out.push(next.value);
+      }
+    } catch (e) {
+      failed = e;
+    }
+  })();
   const take = () => {
+    if (failed !== undefined) throw failed;
     const taken = out;
     out = [];
     return taken;
   };
   return {
-    push(bytes) {
-      encoder.push(bytes, false);
+    async push(bytes) {
+      await writer.ready;
+      await writer.write(bytes.slice());
       return take();
     },
-    finish() {
-      encoder.push(new Uint8Array(0), true);
+    async finish() {
+      await writer.close();
+      await pump;
       return take();
     },
   };
@@ -78,7 +103,7 @@ function plain(): ChunkEncoder {
 }
 
 /** The encoder for a tar compressed with `method` (undefined: a plain tar), going into a package of `purpose`. */
-export function tarEncoder(method: Compression | undefined, purpose: TarPurpose, codecs: Codecs, name: string): ChunkEncoder {
+export function tarEncoder(method: Compression | undefined, purpose: TarPurpose, codecs: Codecs, name: string): PageEncoder {
   if (method === undefined) return plain();
   if (method === "gzip") return gzip();
   if (method === "zstd") return purpose === "conda" ? zstd(codecs, 19, Infinity, name) : zstd(codecs, 3, ZSTD_FRAME, name);

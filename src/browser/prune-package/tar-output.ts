@@ -69,11 +69,11 @@ export async function rewriteTar(source: ByteSource, start: number, length: numb
   const reader = ChunkReader.ofStream(decodedRange(source, start, length, method, codecs, name));
   let entries: number;
   try {
-    entries = await rewriteTarStream(reader, (bytes) => put(encoder.push(bytes)), decide, name);
+    entries = await rewriteTarStream(reader, async (bytes) => put(await encoder.push(bytes)), decide, name);
   } finally {
     await reader.close();
   }
-  put(encoder.finish());
+  put(await encoder.finish());
   return { chunks, size, entries };
 }
 

@@ -1,17 +1,18 @@
 /**
  * A tar stream written again with some files' bodies replaced, every other byte passed on as it was: headers,
  * pax and long-name records, other bodies, padding, the end blocks and the blocking factor's zeros after them.
- * An entry given a new body keeps its header but for the size field and checksum (src/packages/write/tar-headers.ts),
- * and its old padding is dropped for the new body's. Used where the whole tar is re-encoded in one process and
+ * An entry given a new body keeps its header records but for the size (the header's field and checksum, and a pax
+ * `size` record: src/packages/write/tar-entry.ts), and its old padding is dropped for the new body's. Used where the whole tar is re-encoded in one process and
  * memory (the page's package writers, src/browser/prune-package/); the CLI's writer (src/packages/node/edit-deb.ts
  * rewriteDataTar) does the same walk with bodies spooled to disk and edited through the crash-safe file path.
  */
 import { OffloadKitError } from "../../engine/errors.js";
 import { concatBytes } from "../../formats/bytes.js";
 import type { ChunkReader } from "../chunks.js";
-import { TAR_BLOCK, walkTar } from "../tar.js";
+import { walkTar } from "../tar.js";
 import type { TarEntry } from "../tar.js";
-import { headerSize, padding, tarHeaderWithSize } from "./tar-headers.js";
+import { rewriteEntryHeaders } from "./tar-entry.js";
+import { padding } from "./tar-headers.js";
 
 /**
  * What to do with one regular file: `body()` reads its bytes (once; an entry whose body is not read is copied
@@ -23,8 +24,7 @@ export type TarFileDecision = (entry: TarEntry, body: () => Promise<Uint8Array>,
 
 /**
  * Rewrites the tar `reader` reads into `write`, asking `decide` about each regular file with a body. Returns
- * the number of entries. An entry whose size is in a pax record cannot be given a new body (its header's size
- * field is not its size): TAR_SIZE_IN_PAX, naming it.
+ * the number of entries. An entry whose size a global pax header sets cannot be given its own (TAR_UNSUPPORTED).
  */
 export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8Array) => void | Promise<void>, decide: TarFileDecision, name = "tar"): Promise<number> {
   let pending: Uint8Array[] = [];
@@ -58,9 +58,12 @@ export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8
     },
   } as unknown as ChunkReader;
   let entries = 0;
+  // Where the entry's records begin: its pax and long-name headers come before its own, and go out with it.
+  let recordsStart = reader.position;
   for await (const entry of walkTar(tap) as AsyncGenerator<TarEntry>) {
     entries++;
-    const header = await flush(TAR_BLOCK);
+    const header = await flush(entry.dataOffset - recordsStart);
+    recordsStart = entry.dataOffset + entry.size + padding(entry.size);
     if (entry.type !== "file" || entry.size === 0) {
       await write(header);
       for await (const piece of reader.take(entry.size)) await write(piece);
@@ -80,10 +83,11 @@ export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8
       else for await (const piece of reader.take(entry.size)) await write(piece);
       continue;
     }
-    if (entry.sizeInPax === true || headerSize(header) !== entry.size) throw new OffloadKitError("TAR_SIZE_IN_PAX", `${name}!${entry.name}: its size is in a pax record, which offload-kit does not rewrite`, { offset: entry.headerOffset });
     // The old body is read to the end before the new one is written (a decision may not have read it).
     if (read === undefined) for await (const _ of reader.take(entry.size));
-    await write(tarHeaderWithSize(header, now.length));
+    // The header's size field and checksum, and a pax `size` record when there is one (every other record kept:
+    // src/packages/write/tar-entry.ts, as the CLI's writers do); a global pax size is refused there.
+    await write(rewriteEntryHeaders(header, { size: now.length }, `${name}!${entry.name}`));
     await write(now);
     await write(new Uint8Array(padding(now.length)));
     drop = padding(entry.size);

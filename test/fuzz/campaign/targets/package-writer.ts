@@ -599,13 +599,6 @@ async function judge(input: Uint8Array, output: Uint8Array, kind: NonNullable<Aw
   return edited.size;
 }
 
-/**
- * Open upstream of this target, reported, not yet fixed: the page's gzip encoder (src/browser/prune-package/
- * encoders.ts: fflate 0.8.3's streaming Gzip at level 9) writes deflate data that does not inflate ("invalid
- * distance too far back") for some tars; the writer's read-back catches it (VERIFY_FAILED, nothing offered).
- * Counted as an outcome while open so the campaign reaches everything else; delete this when encoders.ts changes.
- */
-const KNOWN_OPEN = /the tar written is wrong, nothing was offered: gzip data is corrupt or cut short \(invalid distance too far back\)/;
 
 async function run(input: Uint8Array): Promise<unknown> {
   const kind = await kindOf(input);
@@ -614,7 +607,7 @@ async function run(input: Uint8Array): Promise<unknown> {
     reply = await prunePackage(bytesSource(input), `p.${kind?.ext ?? "bin"}`, KEEP, codecs);
   } catch (e) {
     // VERIFY_FAILED is the writer reading back what it wrote and finding it wrong: whatever the input, a writer bug.
-    if (e instanceof OffloadKitError && e.code === "VERIFY_FAILED" && !KNOWN_OPEN.test(e.message)) fail(`the writer's own read-back failed: ${e.message}`);
+    if (e instanceof OffloadKitError && e.code === "VERIFY_FAILED") fail(`the writer's own read-back failed: ${e.message}`);
     throw e;
   }
   const summary = { container: reply.container, changed: reply.changed, outputSize: reply.outputSize, kept: reply.kept, entries: reply.entries, notes: reply.notes.length };
