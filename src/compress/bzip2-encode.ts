@@ -32,6 +32,7 @@
 import { OffloadKitError } from "../engine/errors.js";
 import { burrowsWheeler } from "./bzip2-bwt.js";
 import type { ChunkEncoder } from "./chunk-encoder.js";
+import { BZIP2_CRC_TABLE } from "./bzip2-crc.js";
 
 const GROUP_SIZE = 50;
 const MAX_GROUPS = 6;
@@ -44,15 +45,7 @@ const RUNB = 1;
 const LESSER_COST = 0;
 const GREATER_COST = 15;
 
-const CRC_TABLE = (() => {
-  const table = new Int32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i << 24;
-    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
-    table[i] = c;
-  }
-  return table;
-})();
+const CRC_TABLE = BZIP2_CRC_TABLE;
 
 /** Most-significant-first bits into a byte buffer; bits short of a byte stay in `held` between blocks. */
 class BitWriter {

@@ -35,6 +35,7 @@
  * OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
  */
 import { OffloadKitError } from "../engine/errors.js";
+import { BZIP2_CRC_TABLE } from "../compress/bzip2-crc.js";
 
 /** Output is handed on in pieces of this size. */
 const PIECE = 64 * 1024;
@@ -46,15 +47,7 @@ const BLOCK_MAGIC_LO = 0x265359;
 const END_MAGIC_HI = 0x177245;
 const END_MAGIC_LO = 0x385090;
 
-const CRC_TABLE = (() => {
-  const table = new Int32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i << 24;
-    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
-    table[i] = c;
-  }
-  return table;
-})();
+const CRC_TABLE = BZIP2_CRC_TABLE;
 
 /** The held input ran out: only possible at the end of the input (else more is pulled first). */
 class InputEnded extends Error {}

@@ -14,7 +14,7 @@ import type { ByteSource } from "../../engine/source.js";
 import { bytesSource } from "../../engine/source.js";
 import { concatBytes } from "../../formats/bytes.js";
 import { compressionOf } from "../../packages/decoders.js";
-import { AR_HEADER, MAX_CONTROL, arHeader, editControlMember, malformed, md5sumsPath, readDebMembers, replaceTarMembers } from "../../packages/write/deb.js";
+import { AR_HEADER, MAX_CONTROL, arHeader, debTars, editControlMember, malformed, md5sumsPath, readDebMembers, replaceTarMembers } from "../../packages/write/deb.js";
 import type { EditedFile } from "../../packages/write/deb.js";
 import { parseSelection } from "../../prune/select.js";
 import type { PruneReply, PrunedPart } from "../protocol.js";
@@ -40,10 +40,7 @@ async function encodeSmall(bytes: Uint8Array, method: ReturnType<typeof compress
 export async function pruneDebPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {
   const selection = parseSelection("keep", keep);
   const members = readDebMembers(source);
-  const dataAt = members.findIndex((m) => m.name.startsWith("data.tar"));
-  const controlAt = members.findIndex((m) => m.name.startsWith("control.tar"));
-  if (dataAt < 0) throw malformed("no data.tar member", 8);
-  if (controlAt < 0) throw malformed("no control.tar member", 8);
+  const { controlAt, dataAt } = debTars(members);
   const data = members[dataAt]!;
   const method = compressionOf(readExact(source, data.dataOffset, Math.min(16, data.size)));
   const dataName = `${name}!${data.name}`;

@@ -52,7 +52,7 @@ import { rewriteEntryHeaders } from "../write/tar-entry.js";
 import { nodeDecoders, nodeSpooler } from "./io.js";
 import type { ZipPackageEdit } from "./edit-zip.js";
 import { fileChunks } from "./file-chunks.js";
-import { AR_HEADER, AR_MAGIC, MAX_CONTROL, arHeader, editControlMember, malformed, md5sumsPath, readDebMembers, replaceTarMembers } from "../write/deb.js";
+import { AR_HEADER, AR_MAGIC, MAX_CONTROL, arHeader, debTars, editControlMember, malformed, md5sumsPath, readDebMembers, replaceTarMembers } from "../write/deb.js";
 import type { ArMember, EditedFile } from "../write/deb.js";
 import { headerSize, padding, tarHeaderWithSize } from "../write/tar-headers.js";
 export { fileChunks, headerSize, padding, readDebMembers, tarHeaderWithSize };
@@ -300,10 +300,7 @@ export async function editDebPackage<P extends PlannedEdit>(
   try {
     const mode = statSync(path).mode & 0o7777;
     const members = readDebMembers(source);
-    const dataAt = members.findIndex((m) => m.name.startsWith("data.tar"));
-    const controlAt = members.findIndex((m) => m.name.startsWith("control.tar"));
-    if (dataAt < 0) throw malformed("no data.tar member", 8);
-    if (controlAt < 0) throw malformed("no control.tar member", 8);
+    const { controlAt, dataAt } = debTars(members);
     const data = members[dataAt]!;
     const method = compressionOf(readExact(source, data.dataOffset, Math.min(16, data.size)));
     scratch = createNamedTemporary(tmpdir(), () => mkdtempSync(join(tmpdir(), `offload-kit-${process.pid}-deb-`)));

@@ -128,3 +128,12 @@ export function editControlMember(entry: TarEntry, body: Uint8Array, files: read
   }
   return undefined;
 }
+
+/** Where a .deb's control.tar and data.tar are among its members (DEB_MALFORMED when one is missing). */
+export function debTars(members: readonly ArMember[]): { readonly controlAt: number; readonly dataAt: number } {
+  const dataAt = members.findIndex((m) => m.name.startsWith("data.tar"));
+  const controlAt = members.findIndex((m) => m.name.startsWith("control.tar"));
+  if (dataAt < 0) throw malformed("no data.tar member", 8);
+  if (controlAt < 0) throw malformed("no control.tar member", 8);
+  return { controlAt, dataAt };
+}

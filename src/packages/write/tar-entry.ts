@@ -20,6 +20,7 @@
  * bytes, as both do. Browser-safe: bytes in, bytes out.
  */
 import { OffloadKitError } from "../../engine/errors.js";
+import { concatBytes } from "../../formats/bytes.js";
 
 const BLOCK = 512;
 const NAME = 0;
@@ -83,22 +84,13 @@ function copy(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(bytes);
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** A header block and its body, padded to the block size, with the header's size and checksum set for the body. */
 function record(header: Uint8Array, body: Uint8Array): Uint8Array {
   const block = copy(header.subarray(0, BLOCK));
   setSize(block, body.length);
   setChecksum(block);
-  return concat([block, body, new Uint8Array(pad(body.length))]);
+  return concatBytes([block, body, new Uint8Array(pad(body.length))]);
 }
 
 /** One pax record, `<length> <key>=<value>\n`, its length counting its own digits. */
@@ -181,10 +173,10 @@ export function rewriteEntryHeaders(headers: Uint8Array, change: EntryChange, wh
         }
         return r.bytes;
       });
-      parts.push(record(header, concat(records)));
+      parts.push(record(header, concatBytes(records)));
     } else if (kind === "L") {
       if (change.name !== undefined) nameCarried = true;
-      parts.push(change.name === undefined ? headers.subarray(at, end) : record(header, concat([utf8.encode(change.name), new Uint8Array(1)])));
+      parts.push(change.name === undefined ? headers.subarray(at, end) : record(header, concatBytes([utf8.encode(change.name), new Uint8Array(1)])));
     } else if (kind === "g") {
       const keys = paxRecords(body, where).map((r) => r.key);
       if (keys.includes("size") || (change.name !== undefined && keys.includes("path"))) {
@@ -203,7 +195,7 @@ export function rewriteEntryHeaders(headers: Uint8Array, change: EntryChange, wh
       added.fill(0, NAME, NAME + NAME_SIZE);
       added.set(utf8.encode("././@LongLink"), NAME);
       added[TYPEFLAG] = "L".charCodeAt(0);
-      parts.push(record(added, concat([utf8.encode(change.name), new Uint8Array(1)])));
+      parts.push(record(added, concatBytes([utf8.encode(change.name), new Uint8Array(1)])));
     } else {
       const base = change.name.slice(change.name.lastIndexOf("/") + 1);
       setName(added, `PaxHeaders.0/${base}`);
@@ -214,7 +206,7 @@ export function rewriteEntryHeaders(headers: Uint8Array, change: EntryChange, wh
   setSize(own, change.size);
   setChecksum(own);
   parts.push(own);
-  return concat(parts);
+  return concatBytes(parts);
 }
 
 /** A pax body's values by key (the last of a key wins, as tar reads them). */

@@ -19,6 +19,7 @@ import type { ByteSource } from "../../engine/source.js";
 import { readExact } from "../../engine/source.js";
 import { zipDataOffset } from "../zip.js";
 import type { ZipIndex } from "../zip.js";
+import { concatBytes } from "../../formats/bytes.js";
 
 const LOCAL_SIZE = 30;
 const CENTRAL_SIZE = 46;
@@ -59,18 +60,9 @@ function withoutZip64(extra: Uint8Array): Uint8Array {
     if (v.getUint16(at, true) !== 1) kept.push(extra.subarray(at, end));
     at = end;
   }
-  return concat(kept);
+  return concatBytes(kept);
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** A zip64 extra field holding the values that do not fit 32 bits (empty when none). */
 function zip64Extra(values: readonly number[]): Uint8Array {
@@ -137,7 +129,7 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     const rest = readExact(source, m.localOffset + LOCAL_SIZE, nameLength + extraLength);
     const big = replacement.size >= MAX32 || replacement.compressedSize >= MAX32;
     // A local zip64 field holds both sizes when either is needed.
-    const extra = concat([withoutZip64(rest.subarray(nameLength)), big ? bothSizes(replacement) : new Uint8Array(0)]);
+    const extra = concatBytes([withoutZip64(rest.subarray(nameLength)), big ? bothSizes(replacement) : new Uint8Array(0)]);
     const header = new Uint8Array(LOCAL_SIZE);
     header.set(fixed);
     const h = dataView(header);
@@ -178,7 +170,7 @@ export function rewriteZip(source: ByteSource, index: ZipIndex, replaced: Readon
     const compressedSize = replacement?.compressedSize ?? m.compressedSize;
     const local = newLocal[i]!;
     const zip64 = zip64Extra([size, compressedSize, local]);
-    const extra = concat([withoutZip64(rest.subarray(nameLength, nameLength + extraLength)), zip64]);
+    const extra = concatBytes([withoutZip64(rest.subarray(nameLength, nameLength + extraLength)), zip64]);
     const header = new Uint8Array(CENTRAL_SIZE);
     header.set(fixed);
     const h = dataView(header);
