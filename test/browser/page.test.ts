@@ -20,7 +20,7 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 const BIN = join(ROOT, "dist/bin/offload-kit.js");
 const TEXT = /\.(txt|md|sh|stderr|json|tsv|c|cpp|hip|cu|ll)$/;
 // Saved inputs of the package parsers' fuzz targets (test/fuzz/campaign/targets/): packages, not offload files.
-const PACKAGE_CORPORA = new Set(["tar", "cpio", "image", "walk", "decoders"].map((p) => join("fuzz", p)));
+const PACKAGE_CORPORA = new Set(["tar", "cpio", "image", "walk", "decoders", "image-writer", "package-writer"].map((p) => join("fuzz", p)));
 
 function fixtureFiles(dir: string): string[] {
   const out: string[] = [];
