@@ -12,14 +12,15 @@ import { OffloadKitError } from "../../engine/errors.js";
 import type { ByteSource } from "../../engine/source.js";
 import { PATHS_JSON } from "../../packages/conda.js";
 import { rewriteZip } from "../../packages/write/zip.js";
-import type { ReplacedMember, ZipRewriteSink } from "../../packages/write/zip.js";
+import type { ReplacedMember } from "../../packages/write/zip.js";
 import { readZip, zipDataOffset } from "../../packages/zip.js";
 import type { ZipIndex, ZipMember } from "../../packages/zip.js";
 import { parseSelection } from "../../prune/select.js";
-import type { PruneReply, PrunedPart } from "../protocol.js";
+import type { PruneReply } from "../protocol.js";
 import { checkMatched, packageReply } from "./members.js";
 import type { EncodedTar } from "./tar-output.js";
 import { editTarMembers, missingNote, writeTarEdits } from "./tarball.js";
+import { partsSink } from "./zip.js";
 
 const PKG = /^pkg-.*\.tar\.zst$/;
 const INFO = /^info-.*\.tar\.zst$/;
@@ -72,21 +73,7 @@ export async function pruneCondaPackage(source: ByteSource, name: string, keep: 
   if (!sawPaths) throw new OffloadKitError("CONDA_MALFORMED", `${infoName}: no ${PATHS_JSON}, so the edited files' hashes cannot be said (conda would refuse them)`);
 
   const replaced = new Map<number, ReplacedMember>([[at.pkg, stored(pkgTar)], [at.info, stored(infoTar.tar)]]);
-  const parts: PrunedPart[] = [];
-  let position = 0;
-  const sink: ZipRewriteSink = {
-    get position() {
-      return position;
-    },
-    write(bytes) {
-      parts.push({ bytes });
-      position += bytes.length;
-    },
-    copy(offset, length) {
-      parts.push({ offset, size: length });
-      position += length;
-    },
-  };
+  const { parts, sink } = partsSink();
   rewriteZip(source, index, replaced, sink);
   const reply = packageReply("conda package", found.edits, true, parts);
   return infoTar.missing.length === 0 ? reply : { ...reply, notes: [...reply.notes, ...infoTar.missing.map(missingNote)] };

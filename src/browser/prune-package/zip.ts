@@ -76,6 +76,31 @@ async function deflated(data: Uint8Array): Promise<ReplacedMember & { readonly b
  * The zip `source` (named `name`, as the CLI's messages name the input) pruned to what `keep` loads, as the
  * output's parts; `changed` false (the input as it is) when no member changes.
  */
+/**
+ * A zip writer's sink (src/packages/write/zip.ts) that keeps the output as parts: what is copied is a range of
+ * the File (never read here), what is written is bytes as given (the writer makes each header and record anew and
+ * never reuses them; the worker transfers each buffer once however many parts view it). Not copied, so a
+ * conda package's encoded tars are not held twice.
+ */
+export function partsSink(): { readonly parts: PrunedPart[]; readonly sink: ZipRewriteSink } {
+  const parts: PrunedPart[] = [];
+  let position = 0;
+  const sink: ZipRewriteSink = {
+    get position() {
+      return position;
+    },
+    write(bytes) {
+      parts.push({ bytes });
+      position += bytes.length;
+    },
+    copy(offset, length) {
+      parts.push({ offset, size: length });
+      position += length;
+    },
+  };
+  return { parts, sink };
+}
+
 export async function pruneZipPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {
   const selection = parseSelection("keep", keep);
   const index = readZip(source);
@@ -102,21 +127,7 @@ export async function pruneZipPackage(source: ByteSource, name: string, keep: re
     const bytes = await memberBytes(source, member, `${name}!${member.name}`);
     if (bytes !== undefined) replaced.set(recordAt, await deflated(rewriteRecordBytes(bytes, changed)));
   }
-  const parts: PrunedPart[] = [];
-  let position = 0;
-  const sink: ZipRewriteSink = {
-    get position() {
-      return position;
-    },
-    write(bytes) {
-      parts.push({ bytes: bytes.slice() });
-      position += bytes.length;
-    },
-    copy(offset, length) {
-      parts.push({ offset, size: length });
-      position += length;
-    },
-  };
+  const { parts, sink } = partsSink();
   if (replaced.size === 0) sink.copy(0, source.size);
   else rewriteZip(source, index, replaced, sink);
   return packageReply("zip package", edits, replaced.size > 0, parts);
