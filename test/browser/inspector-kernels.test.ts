@@ -265,9 +265,13 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page: Kernels and Diff vi
     const key = (r: { name: string; id: string; member: string }) => `${r.member}\0${r.id}\0${r.name}`;
     expect([...asShown].sort((a, b) => (key(a) < key(b) ? -1 : 1))).toEqual([...wanted].sort((a, b) => (key(a) < key(b) ? -1 : 1)));
     // Sorted by member.
+    // The click asks the worker for sorted rows; the table redraws when they arrive, which on a busy machine is after
+    // the click returns: wait for that reply (rows()) before reading.
     await page.click(".kernel-view th button.sort >> text=Member");
+    await rows();
     const byMember = (await page.$$eval(".kernel-view tr.kernel td.member", (tds) => tds.map((td) => (td as HTMLElement).title)));
     expect(byMember).toEqual([...byMember].sort());
+    expect(byMember.length).toBe(wanted.length);
 
     // The Diff view of the two packages: all members' code objects on each side, as offload-kit diff does.
     const diff = kitJson(["diff", "--json", before, after]);
