@@ -134,6 +134,16 @@ export function sniffPackage(head: Uint8Array): PackageFormat | undefined {
   return undefined;
 }
 
+/**
+ * Whether a member whose first bytes are `head` may be a package the writers take (every kind the walker opens
+ * but cpio, which none writes): asked before the locator, as an uncompressed package holds its members' code
+ * where the locator would see it (src/packages/node/editors.ts, src/browser/prune-package/index.ts).
+ */
+export function mayBeWritablePackage(head: Uint8Array): boolean {
+  const format = sniffPackage(head);
+  return format !== undefined && format !== "cpio";
+}
+
 /** Whether a tar's first entry looks like an image layout's (so a streamed tar is kept for random access). */
 function looksLikeImage(firstName: string): boolean {
   const name = layerPath(firstName);

@@ -13,6 +13,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { prunePackage } from "../../src/browser/prune-package/index.js";
 import type { PruneReply } from "../../src/browser/protocol.js";
@@ -24,7 +25,7 @@ import { bytesSource } from "../../src/engine/source.js";
 import { runInDir, scratchDir } from "../cli/harness.js";
 import { HANG_MS } from "../limits.js";
 import { nativeTool } from "../native.js";
-import { dockerImage, haveTools, rpmOf, stage, tarEntry, tarOf } from "../packages/build.js";
+import { cpioOf, dockerImage, haveTools, rpmOf, stage, tarEntry, tarOf } from "../packages/build.js";
 
 const dir = scratchDir("offload-kit-page-packages-");
 const tools = haveTools("dpkg-deb", "md5sum", "tar", "gzip", "xz", "zstd", "bzip2", "python3");
@@ -64,7 +65,7 @@ async function cliPrune(path: string, out: string, keep = KEEP): Promise<Buffer>
 function decoded(bytes: Uint8Array): Buffer {
   const b = Buffer.from(bytes);
   const program = b[0] === 0x1f && b[1] === 0x8b ? "gzip" : b.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])) ? "xz"
-    : b.readUInt32LE(0) === 0xfd2fb528 ? "zstd" : b.subarray(0, 3).toString("latin1") === "BZh" ? "bzip2" : undefined;
+    : b.length >= 4 && b.readUInt32LE(0) === 0xfd2fb528 ? "zstd" : b.subarray(0, 3).toString("latin1") === "BZh" ? "bzip2" : undefined;
   if (program === undefined) return b;
   // The program's own test first: the stream is whole and its checks (CRC, checksum) hold.
   execFileSync(program, ["-t"], { input: b });
@@ -190,6 +191,91 @@ describe.skipIf(!tools)("the page writes packages back as their kinds (src/brows
     writeFileSync(join(pageDir, "hipapp-1.0-0.tar.bz2"), page.bytes);
     const checked = JSON.parse(execFileSync("python3", [BUILDER, "--check", join(pageDir, "hipapp-1.0-0.tar.bz2")], { encoding: "utf8", maxBuffer: 1 << 28 })) as { bad: string[]; rowsChecked: number };
     expect(checked.bad).toEqual([]);
+  }, HANG_MS);
+
+  it("packages inside packages (a wheel and a .deb in a tarball, that tarball in a zip): each written by its own writer, at every level, as the CLI writes them", async () => {
+    const wheel = join(dir, "app-1.0-py3-none-any.whl");
+    execFileSync("python3", ["-c", [
+      "import hashlib,base64,os,sys,zipfile",
+      "root,out=sys.argv[1],sys.argv[2]",
+      "z=zipfile.ZipFile(out,'w',zipfile.ZIP_DEFLATED)",
+      "rows=[]",
+      "for rel in ['usr/lib/app','usr/lib/libboth.a','usr/lib/readme.txt']:",
+      "  b=open(os.path.join(root,rel),'rb').read(); z.writestr('app/'+rel,b)",
+      "  rows.append('app/%s,sha256=%s,%d'%(rel,base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode(),len(b)))",
+      "z.writestr('app-1.0.dist-info/RECORD','\\n'.join(rows+['app-1.0.dist-info/RECORD,,'])+'\\n')",
+      "z.close()",
+    ].join("\n"), tarRoot, wheel]);
+    const deb = join(dir, "nested-none.deb");
+    execFileSync("dpkg-deb", ["--root-owner-group", "-Znone", "--build", debRoot, deb], { stdio: "pipe" });
+    const inner = tarOf([tarEntry("wheels/app-1.0-py3-none-any.whl", readFileSync(wheel)), tarEntry("debs/t.deb", readFileSync(deb)), tarEntry("readme", Buffer.from("no device code\n"))]);
+    const tarball = join(dir, "bundle.tar.gz");
+    writeFileSync(tarball, execFileSync("gzip", ["-9", "-c"], { input: inner }));
+
+    // Two levels: the tarball's wheel and .deb are the CLI's, byte for byte (zlib's deflate at the same level, an
+    // uncompressed data.tar), so the decoded tarball is too.
+    const page = await pagePrune(tarball);
+    expect(page.reply.changed).toBe(true);
+    const cli = await cliPrune(tarball, "cli-bundle.tar.gz");
+    expect(decoded(page.bytes).equals(decoded(cli))).toBe(true);
+    const single = await cliPrune(join(tarRoot, "usr/lib/app"), "cli-app");
+    const x = join(dir, "nested-x");
+    mkdirSync(x);
+    writeFileSync(join(x, "bundle.tar.gz"), page.bytes);
+    execFileSync("tar", ["-xzf", "bundle.tar.gz"], { cwd: x });
+    // The wheel inside: its RECORD checked by Python (every row's hash and size), its library the single-file prune's.
+    execFileSync("python3", ["-c", [
+      "import base64,csv,hashlib,io,sys,zipfile",
+      "z=zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None",
+      "for row in csv.reader(io.TextIOWrapper(z.open('app-1.0.dist-info/RECORD'))):",
+      "  if not row[1]: continue",
+      "  b=z.read(row[0]); assert row[1]=='sha256='+base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode(), row; assert int(row[2])==len(b), row",
+      "open(sys.argv[2],'wb').write(z.read('app/usr/lib/app'))",
+    ].join("\n"), join(x, "wheels/app-1.0-py3-none-any.whl"), join(x, "wheel-app")]);
+    expect(readFileSync(join(x, "wheel-app")).equals(single)).toBe(true);
+    // The .deb inside: dpkg-deb unpacks it, md5sum -c passes, its library is the single-file prune's.
+    execFileSync("dpkg-deb", ["-x", join(x, "debs/t.deb"), join(x, "deb")]);
+    execFileSync("dpkg-deb", ["-e", join(x, "debs/t.deb"), join(x, "deb/DEBIAN")]);
+    execFileSync("md5sum", ["--quiet", "-c", "DEBIAN/md5sums"], { cwd: join(x, "deb") });
+    expect(readFileSync(join(x, "deb/usr/lib/app")).equals(single)).toBe(true);
+    // Every level's entries counted in the one answer, as the CLI's --json counts them.
+    const json = JSON.parse((await kit("prune", `--keep=${KEEP}`, "--dry-run", "--json", tarball)).stdout) as { files: { input: string; entries: { kept: boolean }[] }[] };
+    // Every file edited is below the wheel or the .deb (named as the CLI names them), and both are reached.
+    const levels = json.files.map((f) => /^.*bundle\.tar\.gz!(debs\/t\.deb|wheels\/app-1\.0-py3-none-any\.whl)!/.exec(f.input)?.[1]);
+    expect(new Set(levels)).toEqual(new Set(["debs/t.deb", "wheels/app-1.0-py3-none-any.whl"]));
+    const cliEntries = json.files.flatMap((f) => f.entries);
+    expect(page.reply.entries).toBe(cliEntries.length);
+    expect(page.reply.kept).toBe(cliEntries.filter((e) => e.kept).length);
+
+    // Three levels: that tarball in a zip. The zip's members decode to the CLI's, the tarball to the CLI's tar.
+    const zip = join(dir, "outer.zip");
+    execFileSync("python3", ["-c", "import sys,zipfile\nz=zipfile.ZipFile(sys.argv[1],'w',zipfile.ZIP_DEFLATED)\nz.write(sys.argv[2],'bundle.tar.gz')\nz.writestr('notes.txt','x')\nz.close()", zip, tarball]);
+    const pageZip = await pagePrune(zip);
+    expect(pageZip.reply.changed).toBe(true);
+    expect(pageZip.reply.entries).toBe(page.reply.entries);
+    expect(pageZip.reply.kept).toBe(page.reply.kept);
+    const cliZip = await cliPrune(zip, "cli-outer.zip");
+    const members = (bytes: Buffer) => {
+      const path = join(dir, "members.zip");
+      writeFileSync(path, bytes);
+      return JSON.parse(execFileSync("python3", ["-c", "import json,sys,zipfile\nz=zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(json.dumps([[i.filename,z.read(i).hex()] for i in z.infolist()]))", path], { encoding: "utf8", maxBuffer: 1 << 28 })) as [string, string][];
+    };
+    const [pm, cm] = [members(pageZip.bytes), members(cliZip)];
+    expect(pm.map((m) => m[0])).toEqual(cm.map((m) => m[0]));
+    pm.forEach((m, i) => expect(decoded(Buffer.from(m[1], "hex")).equals(decoded(Buffer.from(cm[i]![1], "hex"))), m[0]).toBe(true));
+
+    // An RPM inside holding device code is refused, naming it (the CLI refuses it too); one without is left as it is.
+    const withRpm = join(dir, "with-rpm.tar");
+    writeFileSync(withRpm, tarOf([tarEntry("x.rpm", rpmOf(gzipSync(cpioOf([["./usr/lib/app", readFileSync(join(tarRoot, "usr/lib/app"))]])), "gzip")), tarEntry("app", readFileSync(join(tarRoot, "usr/lib/app")))]));
+    const refused = await pagePrune(withRpm).then(() => undefined, (e: unknown) => e as OffloadKitError);
+    expect(refused?.code).toBe("RPM_NOT_WRITABLE");
+    expect(refused?.message).toContain("with-rpm.tar!x.rpm");
+    expect((await kit("prune", `--keep=${KEEP}`, "-o", "never.tar", withRpm)).code).not.toBe(0);
+    const quietRpm = join(dir, "quiet-rpm.tar");
+    writeFileSync(quietRpm, tarOf([tarEntry("x.rpm", rpmOf(gzipSync(cpioOf([["./usr/share/doc", Buffer.from("text\n")]])), "gzip")), tarEntry("app", readFileSync(join(tarRoot, "usr/lib/app")))]));
+    const quiet = await pagePrune(quietRpm);
+    expect(quiet.reply.changed).toBe(true);
+    expect(decoded(quiet.bytes).equals(decoded(await cliPrune(quietRpm, "cli-quiet-rpm.tar")))).toBe(true);
   }, HANG_MS);
 
   it("refusals: a selection keeping no device code (as the CLI), an RPM (as the CLI), an image and a file that is no package (the CLI writes them)", async () => {

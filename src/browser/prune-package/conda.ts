@@ -6,7 +6,6 @@
  * the edited files' new sha256 and size_in_bytes; both stored again (zip method 0, as cph writes them), every
  * other member and the zip's own records kept (src/packages/write/zip.ts rewriteZip: ranges of the File).
  */
-import type { Codecs } from "../../compress/codecs.js";
 import { crc32 } from "../../inspector/zip.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import type { ByteSource } from "../../engine/source.js";
@@ -15,9 +14,8 @@ import { rewriteZip } from "../../packages/write/zip.js";
 import type { ReplacedMember } from "../../packages/write/zip.js";
 import { readZip, zipDataOffset } from "../../packages/zip.js";
 import type { ZipIndex, ZipMember } from "../../packages/zip.js";
-import { parseSelection } from "../../prune/select.js";
-import type { PruneReply } from "../protocol.js";
-import { checkMatched, packageReply } from "./members.js";
+import { packageEdit } from "./members.js";
+import type { PackageEdit, PruneScope } from "./members.js";
 import type { EncodedTar } from "./tar-output.js";
 import { editTarMembers, missingNote, writeTarEdits } from "./tarball.js";
 import { partsSink } from "./zip.js";
@@ -48,8 +46,8 @@ function stored(tar: EncodedTar): ReplacedMember {
   return { method: 0, crc32: crc, size: tar.size, compressedSize: tar.size, write: (sink) => { for (const chunk of tar.chunks) sink.write(chunk); } };
 }
 
-export async function pruneCondaPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {
-  const selection = parseSelection("keep", keep);
+export async function pruneCondaPackage(source: ByteSource, name: string, scope: PruneScope): Promise<PackageEdit> {
+  const { codecs } = scope;
   const index = readZip(source);
   const at = condaMembers(index);
   if (at === undefined) throw new OffloadKitError("CONDA_MALFORMED", `${name}: not a .conda package (no metadata.json, pkg-*.tar.zst and info-*.tar.zst)`);
@@ -60,9 +58,9 @@ export async function pruneCondaPackage(source: ByteSource, name: string, keep: 
   const pkgName = `${name}!${pkg.name}`;
   const infoName = `${name}!${info.name}`;
   const pkgStart = zipDataOffset(source, pkg);
-  const found = await editTarMembers(source, pkgStart, pkg.compressedSize, "zstd", codecs, pkgName, selection);
-  checkMatched(found.edits, selection);
-  if (found.replaced.size === 0) return packageReply("conda package", found.edits, false, [{ offset: 0, size: source.size }]);
+  const found = await editTarMembers(source, pkgStart, pkg.compressedSize, "zstd", scope, pkgName);
+  scope.check(found.edits);
+  if (found.replaced.size === 0) return packageEdit("conda package", found.edits, false, [{ offset: 0, size: source.size }]);
   const pkgTar = (await writeTarEdits(source, pkgStart, pkg.compressedSize, "zstd", "conda", codecs, pkgName, found)).tar;
   // info/: nothing in it is edited; paths.json is given the pkg tar's edited files.
   const infoFound = { edits: [], replaced: new Map<number, Uint8Array>(), files: found.files };
@@ -75,6 +73,5 @@ export async function pruneCondaPackage(source: ByteSource, name: string, keep: 
   const replaced = new Map<number, ReplacedMember>([[at.pkg, stored(pkgTar)], [at.info, stored(infoTar.tar)]]);
   const { parts, sink } = partsSink();
   rewriteZip(source, index, replaced, sink);
-  const reply = packageReply("conda package", found.edits, true, parts);
-  return infoTar.missing.length === 0 ? reply : { ...reply, notes: [...reply.notes, ...infoTar.missing.map(missingNote)] };
+  return packageEdit("conda package", found.edits, true, parts, infoTar.missing.map(missingNote));
 }

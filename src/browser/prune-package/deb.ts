@@ -16,12 +16,11 @@ import { concatBytes } from "../../formats/bytes.js";
 import { compressionOf } from "../../packages/decoders.js";
 import { AR_HEADER, MAX_CONTROL, arHeader, debTars, editControlMember, malformed, md5sumsPath, readDebMembers, replaceTarMembers } from "../../packages/write/deb.js";
 import type { EditedFile } from "../../packages/write/deb.js";
-import { parseSelection } from "../../prune/select.js";
-import type { PruneReply, PrunedPart } from "../protocol.js";
+import type { PrunedPart } from "../protocol.js";
 import { collect, decodedRange } from "./decode.js";
 import { tarEncoder } from "./encoders.js";
-import { checkMatched, digests, packageReply, pruneMember, sameBytes } from "./members.js";
-import type { MemberEdit } from "./members.js";
+import { digests, packageEdit, pruneMember, sameBytes } from "./members.js";
+import type { MemberEdit, PackageEdit, PruneScope } from "./members.js";
 import { rewriteTar, verifyTar } from "./tar-output.js";
 
 /** Whether `source` is a Debian package (an ar archive whose first member is debian-binary, dpkg's rule). */
@@ -37,8 +36,8 @@ async function encodeSmall(bytes: Uint8Array, method: ReturnType<typeof compress
   return [...(await encoder.push(bytes)), ...(await encoder.finish())];
 }
 
-export async function pruneDebPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {
-  const selection = parseSelection("keep", keep);
+export async function pruneDebPackage(source: ByteSource, name: string, scope: PruneScope): Promise<PackageEdit> {
+  const { codecs } = scope;
   const members = readDebMembers(source);
   const { controlAt, dataAt } = debTars(members);
   const data = members[dataAt]!;
@@ -50,7 +49,7 @@ export async function pruneDebPackage(source: ByteSource, name: string, keep: re
   const expected = new Map<number, (body: Uint8Array) => boolean>();
   const tar = await rewriteTar(source, data.dataOffset, data.size, method, "deb", codecs, dataName, async (entry, body, index) => {
     const memberName = `${name}!${entry.name.replace(/^\.\//, "")}`;
-    const edit = pruneMember(await body(), memberName, selection, codecs);
+    const edit = await pruneMember(await body(), memberName, scope);
     if (edit === undefined) return undefined;
     edits.push(edit);
     if (edit.output === undefined) return undefined;
@@ -60,8 +59,8 @@ export async function pruneDebPackage(source: ByteSource, name: string, keep: re
     expected.set(index, (b) => sameBytes(b, output));
     return edit.output;
   });
-  checkMatched(edits, selection);
-  if (files.length === 0) return packageReply("deb package", edits, false, [{ offset: 0, size: source.size }]);
+  scope.check(edits);
+  if (files.length === 0) return packageEdit("deb package", edits, false, [{ offset: 0, size: source.size }]);
   await verifyTar(tar, method, codecs, dataName, expected);
 
   // control.tar: the md5sums lines and Installed-Size of the edited files.
@@ -90,5 +89,5 @@ export async function pruneDebPackage(source: ByteSource, name: string, keep: re
     for (const c of now) parts.push({ bytes: c });
     if (size % 2 === 1) parts.push({ bytes: new Uint8Array([0x0a]) });
   });
-  return packageReply("deb package", edits, true, parts);
+  return packageEdit("deb package", edits, true, parts);
 }

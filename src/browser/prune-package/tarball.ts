@@ -18,13 +18,10 @@ import type { Compression } from "../../packages/decoders.js";
 import { isTarHeader } from "../../packages/tar.js";
 import { TAR_BLOCK } from "../../packages/tar.js";
 import { rewriteTarStream } from "../../packages/write/tar-stream.js";
-import { parseSelection } from "../../prune/select.js";
-import type { Selection } from "../../prune/select.js";
-import type { PruneReply } from "../protocol.js";
 import { decodedRange } from "./decode.js";
 import type { TarPurpose } from "./encoders.js";
-import { checkMatched, digests, packageReply, pruneMember, sameBytes } from "./members.js";
-import type { MemberEdit } from "./members.js";
+import { digests, packageEdit, pruneMember, sameBytes } from "./members.js";
+import type { MemberEdit, PackageEdit, PruneScope } from "./members.js";
 import { rewriteTar, verifyTar } from "./tar-output.js";
 import type { EncodedTar } from "./tar-output.js";
 
@@ -51,7 +48,8 @@ export interface TarEdits {
 }
 
 /** Pass 1 over a tar: each regular file with device code pruned; an image is refused (the CLI writes those). */
-export async function editTarMembers(source: ByteSource, start: number, length: number, method: Compression | undefined, codecs: Codecs, name: string, selection: Selection): Promise<TarEdits> {
+export async function editTarMembers(source: ByteSource, start: number, length: number, method: Compression | undefined, scope: PruneScope, name: string): Promise<TarEdits> {
+  const { codecs } = scope;
   const found: TarEdits = { edits: [], replaced: new Map(), files: [] };
   const reader = ChunkReader.ofStream(decodedRange(source, start, length, method, codecs, name));
   try {
@@ -60,7 +58,7 @@ export async function editTarMembers(source: ByteSource, start: number, length: 
       if (path === "manifest.json" || path === "oci-layout") {
         throw new OffloadKitError("PACKAGE_NOT_WRITTEN_HERE", `${name}: a container image: the page does not write images (their layers' digests, diff_ids and manifests chain); offload-kit prune writes it`);
       }
-      const edit = pruneMember(await body(), `${name}!${entry.name.replace(/^\.\//, "")}`, selection, codecs);
+      const edit = await pruneMember(await body(), `${name}!${entry.name.replace(/^\.\//, "")}`, scope);
       if (edit === undefined) return undefined;
       found.edits.push(edit);
       if (edit.output === undefined) return undefined;
@@ -98,12 +96,10 @@ export function missingNote(path: string): string {
   return `${PATHS_JSON} has no sha256 or size for '${path}' (left as it is)`;
 }
 
-export async function pruneTarballPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs, compression: Compression | undefined): Promise<PruneReply> {
-  const selection = parseSelection("keep", keep);
-  const found = await editTarMembers(source, 0, source.size, compression, codecs, name, selection);
-  checkMatched(found.edits, selection);
-  if (found.replaced.size === 0) return packageReply("tarball", found.edits, false, [{ offset: 0, size: source.size }]);
-  const { tar, missing } = await writeTarEdits(source, 0, source.size, compression, "tarball", codecs, name, found);
-  const reply = packageReply("tarball", found.edits, true, tar.chunks.map((bytes) => ({ bytes })));
-  return missing.length === 0 ? reply : { ...reply, notes: [...reply.notes, ...missing.map((p) => missingNote(p))] };
+export async function pruneTarballPackage(source: ByteSource, name: string, scope: PruneScope, compression: Compression | undefined): Promise<PackageEdit> {
+  const found = await editTarMembers(source, 0, source.size, compression, scope, name);
+  scope.check(found.edits);
+  if (found.replaced.size === 0) return packageEdit("tarball", found.edits, false, [{ offset: 0, size: source.size }]);
+  const { tar, missing } = await writeTarEdits(source, 0, source.size, compression, "tarball", scope.codecs, name, found);
+  return packageEdit("tarball", found.edits, true, tar.chunks.map((bytes) => ({ bytes })), missing.map((p) => missingNote(p)));
 }

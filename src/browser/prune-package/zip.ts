@@ -13,7 +13,6 @@
  * zip's directory and headers); the edited members, the new headers and directory are bytes made here. The
  * members with device code are held here one at a time, inflated, with their output.
  */
-import type { Codecs } from "../../compress/codecs.js";
 import { OffloadKitError } from "../../engine/errors.js";
 import { readExact } from "../../engine/source.js";
 import type { ByteSource } from "../../engine/source.js";
@@ -23,10 +22,9 @@ import { rewriteZip } from "../../packages/write/zip.js";
 import type { ReplacedMember, ZipRewriteSink } from "../../packages/write/zip.js";
 import { isZip, readZip, zipDataOffset } from "../../packages/zip.js";
 import type { ZipMember } from "../../packages/zip.js";
-import { parseSelection } from "../../prune/select.js";
-import type { PruneReply, PrunedPart } from "../protocol.js";
-import { checkMatched, packageReply, pruneMember } from "./members.js";
-import type { MemberEdit } from "./members.js";
+import type { PrunedPart } from "../protocol.js";
+import { packageEdit, pruneMember } from "./members.js";
+import type { MemberEdit, PackageEdit, PruneScope } from "./members.js";
 
 const RECORD = /^[^/]+\.dist-info\/RECORD$/;
 
@@ -101,8 +99,7 @@ export function partsSink(): { readonly parts: PrunedPart[]; readonly sink: ZipR
   return { parts, sink };
 }
 
-export async function pruneZipPackage(source: ByteSource, name: string, keep: readonly string[], codecs: Codecs): Promise<PruneReply> {
-  const selection = parseSelection("keep", keep);
+export async function pruneZipPackage(source: ByteSource, name: string, scope: PruneScope): Promise<PackageEdit> {
   const index = readZip(source);
   const edits: (MemberEdit & { position: number })[] = [];
   for (let i = 0; i < index.members.length; i++) {
@@ -110,10 +107,10 @@ export async function pruneZipPackage(source: ByteSource, name: string, keep: re
     const memberName = `${name}!${member.name}`;
     const bytes = await memberBytes(source, member, memberName);
     if (bytes === undefined) continue;
-    const edit = pruneMember(bytes, memberName, selection, codecs);
+    const edit = await pruneMember(bytes, memberName, scope);
     if (edit !== undefined) edits.push({ ...edit, position: i });
   }
-  checkMatched(edits, selection);
+  scope.check(edits);
   const replaced = new Map<number, ReplacedMember>();
   const changed = new Map<string, { sha256: string; size: number }>();
   for (const edit of edits) {
@@ -130,5 +127,5 @@ export async function pruneZipPackage(source: ByteSource, name: string, keep: re
   const { parts, sink } = partsSink();
   if (replaced.size === 0) sink.copy(0, source.size);
   else rewriteZip(source, index, replaced, sink);
-  return packageReply("zip package", edits, replaced.size > 0, parts);
+  return packageEdit("zip package", edits, replaced.size > 0, parts);
 }

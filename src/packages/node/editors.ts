@@ -21,11 +21,9 @@ import type { PlannedEdit } from "../../prune/index.js";
 import { locate } from "../../inspect/locate.js";
 import { holdsOffloadCode } from "../../inspect/node/check.js";
 import { sourceChunks } from "../chunks.js";
-import { compressionOf } from "../decoders.js";
 import { isRpm, rpmRefusal } from "../rpm.js";
 export { rpmRefusal };
-import { isTarHeader } from "../tar.js";
-import { isZip } from "../zip.js";
+import { mayBeWritablePackage } from "../walk.js";
 import { editCondaPackage, isCondaFile } from "./edit-conda.js";
 import { editDebPackage, isDebFile } from "./edit-deb.js";
 import type { NestedEdit } from "./edit-deb.js";
@@ -81,11 +79,6 @@ const editTarball: PackageEditor = async <P extends PlannedEdit>(path: string, o
   return (await editCompressedImagePackage(path, output, options)) ?? (await editTarPackage(path, output, options, false));
 };
 
-/** Whether a member's first bytes could start a package a writer takes (zip, ar, tar, a compressed stream). */
-function mayBePackage(head: Uint8Array): boolean {
-  return isZip(head) || String.fromCharCode(...head.subarray(0, 21)) === "!<arch>\ndebian-binary" || compressionOf(head.subarray(0, 16)) !== undefined || isTarHeader(head) || isRpm(head);
-}
-
 let nestedFiles = 0;
 
 /**
@@ -98,7 +91,7 @@ let nestedFiles = 0;
 export function nestedEditor<P extends PlannedEdit>(options: EditOptions<P>, depth = 1): NestedEdit<P> {
   return async (source: ByteSource, name: string, folder: string) => {
     if (depth >= MAX_NESTING || source.size < 16) return undefined;
-    if (!mayBePackage(readExact(source, 0, Math.min(512, source.size)))) return undefined;
+    if (!mayBeWritablePackage(readExact(source, 0, Math.min(512, source.size)))) return undefined;
     const file = join(folder, `nested-${process.pid}-${++nestedFiles}`);
     const fd = openSync(file, "w");
     try {

@@ -17,7 +17,7 @@ import { browserDecoders } from "../../../../src/browser/packages.js";
 import { collect, decodedRange } from "../../../../src/browser/prune-package/decode.js";
 import { isDebPackage } from "../../../../src/browser/prune-package/deb.js";
 import { condaMembers } from "../../../../src/browser/prune-package/conda.js";
-import { prunePackage } from "../../../../src/browser/prune-package/index.js";
+import { packageScope, prunePackage } from "../../../../src/browser/prune-package/index.js";
 import { pruneMember } from "../../../../src/browser/prune-package/members.js";
 import { tarballCompression } from "../../../../src/browser/prune-package/tarball.js";
 import { isZipPackage } from "../../../../src/browser/prune-package/zip.js";
@@ -43,13 +43,14 @@ import { walkBudget } from "./walk.js";
 
 const utf8 = new TextEncoder();
 const KEEP = ["gfx906"];
-const SELECTION = parseSelection("keep", KEEP);
 
 /**
  * Loaded when the module loads, not in `setup`: the campaign's main thread regenerates a failing case's input
  * (generate, which compresses with libzstd) without running setup.
  */
 const codecs: Codecs = await loadBrowserCodecs();
+/** As the writers prune a member, a package inside included; checked once, by prunePackage itself. */
+const SCOPE = { ...packageScope(parseSelection("keep", KEEP), codecs), check: () => {} };
 /**
  * Members prune edits or reads: host + gfx906 + gfx90a:xnack- (the gfx90a entry goes), gfx906 alone with
  * 4096 alignment (its gfx90a entry goes), host + gfx906 (matched, nothing to remove: kept as it is), a text
@@ -567,16 +568,16 @@ async function judge(input: Uint8Array, output: Uint8Array, kind: NonNullable<Aw
   }
   const edited = new Map<string, { before: Uint8Array; after: Uint8Array }>();
   const ledgers: number[] = [];
-  before.members.forEach((m, i) => {
+  for (const [i, m] of before.members.entries()) {
     if (ledger(m.path)) {
       ledgers.push(i);
-      return;
+      continue;
     }
     let want = m.bytes;
     if (editable(m.path)) {
       let edit;
       try {
-        edit = pruneMember(m.bytes, m.path.join("!"), SELECTION, codecs);
+        edit = await pruneMember(m.bytes, m.path.join("!"), SCOPE);
       } catch (e) {
         fail(`pruneMember refuses ${m.path.join("!")} (${e instanceof Error ? e.message : String(e)}), yet the package was written`);
       }
@@ -586,7 +587,7 @@ async function judge(input: Uint8Array, output: Uint8Array, kind: NonNullable<Aw
       }
     }
     if (!same(after.members[i]!.bytes, want)) fail(`${m.path.join("!")}: ${after.members[i]!.bytes.length} bytes written, ${want === m.bytes ? "the input's" : "pruneMember's"} ${want.length} expected`);
-  });
+  }
   const newBytes = new Map([...edited].map(([k, v]) => [k, v.after]));
   for (const i of ledgers) {
     const [a, b] = [before.members[i]!, after.members[i]!];
