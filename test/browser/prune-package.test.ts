@@ -145,6 +145,17 @@ describe.skipIf(!tools)("the page writes packages back as their kinds (src/brows
       expect(page.reply.changed).toBe(true);
       const cli = await cliPrune(path, `cli-code.${suffix}`);
       expect(decoded(page.bytes).equals(decoded(cli))).toBe(true);
+      if (compressor === undefined) {
+        // An uncompressed tar is not held: what did not change is ranges of the File, only the edited file is bytes.
+        const big = join(dir, "big.tar");
+        writeFileSync(big, tarOf([tarEntry("share/data.bin", Buffer.alloc(2 << 20, 7)), tarEntry("lib/app", readFileSync(join(tarRoot, "usr/lib/app")))]));
+        const bigPage = await pagePrune(big);
+        expect(bigPage.bytes.equals(await cliPrune(big, "cli-big.tar"))).toBe(true);
+        const held = bigPage.reply.parts.reduce((n, p) => n + ("bytes" in p ? p.bytes.length : 0), 0);
+        const ranged = bigPage.reply.parts.reduce((n, p) => n + ("offset" in p ? p.size : 0), 0);
+        expect(held).toBeLessThan(readFileSync(join(tarRoot, "usr/lib/app")).length + 2048);
+        expect(ranged).toBeGreaterThan(2 << 20);
+      }
       const pagePath = join(dir, `page-code.${suffix}`);
       writeFileSync(pagePath, page.bytes);
       const listed = execFileSync("tar", ["-tf", pagePath], { encoding: "utf8" });

@@ -40,10 +40,15 @@ function storedOnly(member: ZipMember, name: string): void {
   }
 }
 
+/** A tar stored in the zip. A conda tar is zstd, so its parts are bytes made here (never ranges of the File). */
 function stored(tar: EncodedTar): ReplacedMember {
+  const chunks = tar.parts.map((p) => {
+    if (!("bytes" in p)) throw new Error("a .conda's tar is encoded, so it is bytes");
+    return p.bytes;
+  });
   let crc = 0;
-  for (const chunk of tar.chunks) crc = crc32(chunk, crc);
-  return { method: 0, crc32: crc, size: tar.size, compressedSize: tar.size, write: (sink) => { for (const chunk of tar.chunks) sink.write(chunk); } };
+  for (const chunk of chunks) crc = crc32(chunk, crc);
+  return { method: 0, crc32: crc, size: tar.size, compressedSize: tar.size, write: (sink) => { for (const chunk of chunks) sink.write(chunk); } };
 }
 
 export async function pruneCondaPackage(source: ByteSource, name: string, scope: PruneScope): Promise<PackageEdit> {

@@ -19,7 +19,7 @@ import type { EditedFile } from "../../packages/write/deb.js";
 import type { PrunedPart } from "../protocol.js";
 import { collect, decodedRange } from "./decode.js";
 import { tarEncoder } from "./encoders.js";
-import { digests, packageEdit, pruneMember, sameBytes } from "./members.js";
+import { digests, packageEdit, partSize, pruneMember, sameBytes } from "./members.js";
 import type { MemberEdit, PackageEdit, PruneScope } from "./members.js";
 import { rewriteTar, verifyTar } from "./tar-output.js";
 
@@ -61,7 +61,7 @@ export async function pruneDebPackage(source: ByteSource, name: string, scope: P
   });
   scope.check(edits);
   if (files.length === 0) return packageEdit("deb package", edits, false, [{ offset: 0, size: source.size }]);
-  await verifyTar(tar, method, codecs, dataName, expected);
+  await verifyTar(tar, source, method, codecs, dataName, expected);
 
   // control.tar: the md5sums lines and Installed-Size of the edited files.
   const control = members[controlAt]!;
@@ -76,7 +76,7 @@ export async function pruneDebPackage(source: ByteSource, name: string, scope: P
   const back = await collect(decodedRange(bytesSource(concatBytes(controlChunks)), 0, controlChunks.reduce((n, c) => n + c.length, 0), controlMethod, codecs, controlName), MAX_CONTROL, controlName);
   if (!sameBytes(back, edited)) throw new OffloadKitError("VERIFY_FAILED", `${controlName}: the control.tar written does not read back`);
 
-  const replaced = new Map<number, readonly Uint8Array[]>([[controlAt, controlChunks], [dataAt, tar.chunks]]);
+  const replaced = new Map<number, readonly PrunedPart[]>([[controlAt, controlChunks.map((bytes) => ({ bytes }))], [dataAt, tar.parts]]);
   const parts: PrunedPart[] = [{ offset: 0, size: 8 }];
   members.forEach((member, i) => {
     const now = replaced.get(i);
@@ -84,9 +84,8 @@ export async function pruneDebPackage(source: ByteSource, name: string, scope: P
       parts.push({ offset: member.headerOffset, size: AR_HEADER + member.size + (member.size % 2) });
       return;
     }
-    const size = now.reduce((n, c) => n + c.length, 0);
-    parts.push({ bytes: arHeader(member.header, size, member.name) });
-    for (const c of now) parts.push({ bytes: c });
+    const size = now.reduce((n, p) => n + partSize(p), 0);
+    parts.push({ bytes: arHeader(member.header, size, member.name) }, ...now);
     if (size % 2 === 1) parts.push({ bytes: new Uint8Array([0x0a]) });
   });
   return packageEdit("deb package", edits, true, parts);

@@ -87,7 +87,7 @@ export async function writeTarEdits(source: ByteSource, start: number, length: n
     expected.set(index, (b) => sameBytes(b, made.bytes));
     return made.bytes;
   });
-  await verifyTar(tar, method, codecs, name, expected);
+  await verifyTar(tar, source, method, codecs, name, expected);
   return { tar, missing };
 }
 
@@ -101,5 +101,5 @@ export async function pruneTarballPackage(source: ByteSource, name: string, scop
   scope.check(found.edits);
   if (found.replaced.size === 0) return packageEdit("tarball", found.edits, false, [{ offset: 0, size: source.size }]);
   const { tar, missing } = await writeTarEdits(source, 0, source.size, compression, "tarball", scope.codecs, name, found);
-  return packageEdit("tarball", found.edits, true, tar.chunks.map((bytes) => ({ bytes })), missing.map((p) => missingNote(p)));
+  return packageEdit("tarball", found.edits, true, tar.parts, missing.map((p) => missingNote(p)));
 }

@@ -23,21 +23,42 @@ import { padding } from "./tar-headers.js";
 export type TarFileDecision = (entry: TarEntry, body: () => Promise<Uint8Array>, index: number) => Promise<Uint8Array | undefined> | Uint8Array | undefined;
 
 /**
+ * Where the rewritten tar goes. `at` is the reader's position of bytes passed on as they were (undefined for
+ * bytes made here: a new header, body or padding), so a writer of an uncompressed tar can copy those from its
+ * input instead of holding them (src/browser/prune-package/tar-output.ts).
+ */
+export type TarStreamWrite = (bytes: Uint8Array, at?: number) => void | Promise<void>;
+
+/**
  * Rewrites the tar `reader` reads into `write`, asking `decide` about each regular file with a body. Returns
  * the number of entries. An entry whose size a global pax header sets cannot be given its own (TAR_UNSUPPORTED).
  */
-export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8Array) => void | Promise<void>, decide: TarFileDecision, name = "tar"): Promise<number> {
+export async function rewriteTarStream(reader: ChunkReader, write: TarStreamWrite, decide: TarFileDecision, name = "tar"): Promise<number> {
   let pending: Uint8Array[] = [];
+  let pendingAt = reader.position;
   let drop = 0;
   // What walkTar read since the last entry (padding, pax records, the header): passed on but for `keepLast`
-  // bytes (the header, returned) and the first `drop` (an edited entry's old padding).
-  const flush = async (keepLast: number): Promise<Uint8Array> => {
+  // bytes (the header, returned) and the first `drop` (an edited entry's old padding). It is one run of the
+  // stream, from `pendingAt`.
+  const flush = async (keepLast: number): Promise<{ bytes: Uint8Array; at: number }> => {
     const bytes = concatBytes(pending);
+    const at = pendingAt;
     pending = [];
-    const head = bytes.subarray(Math.min(drop, bytes.length), bytes.length - keepLast);
+    pendingAt = reader.position;
+    const from = Math.min(drop, bytes.length);
+    const head = bytes.subarray(from, bytes.length - keepLast);
     drop = Math.max(0, drop - bytes.length);
-    if (head.length > 0) await write(head);
-    return bytes.subarray(bytes.length - keepLast);
+    if (head.length > 0) await write(head, at + from);
+    return { bytes: bytes.subarray(bytes.length - keepLast), at: at + bytes.length - keepLast };
+  };
+  /** The next `length` bytes of the stream, passed on as they are. */
+  const passOn = async (length: number) => {
+    let at = reader.position;
+    for await (const piece of reader.take(length)) {
+      await write(piece, at);
+      at += piece.length;
+    }
+    pendingAt = reader.position;
   };
   const tap = {
     get position() {
@@ -65,8 +86,8 @@ export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8
     const header = await flush(entry.dataOffset - recordsStart);
     recordsStart = entry.dataOffset + entry.size + padding(entry.size);
     if (entry.type !== "file" || entry.size === 0) {
-      await write(header);
-      for await (const piece of reader.take(entry.size)) await write(piece);
+      await write(header.bytes, header.at);
+      await passOn(entry.size);
       continue;
     }
     let read: Uint8Array | undefined;
@@ -78,21 +99,25 @@ export async function rewriteTarStream(reader: ChunkReader, write: (bytes: Uint8
     };
     const now = await decide(entry, body, entries - 1);
     if (now === undefined) {
-      await write(header);
-      if (read !== undefined) await write(read);
-      else for await (const piece of reader.take(entry.size)) await write(piece);
+      await write(header.bytes, header.at);
+      if (read === undefined) await passOn(entry.size);
+      else {
+        await write(read, entry.dataOffset);
+        pendingAt = reader.position;
+      }
       continue;
     }
     // The old body is read to the end before the new one is written (a decision may not have read it).
     if (read === undefined) for await (const _ of reader.take(entry.size));
+    pendingAt = reader.position;
     // The header's size field and checksum, and a pax `size` record when there is one (every other record kept:
     // src/packages/write/tar-entry.ts, as the CLI's writers do); a global pax size is refused there.
-    await write(rewriteEntryHeaders(header, { size: now.length }, `${name}!${entry.name}`));
+    await write(rewriteEntryHeaders(header.bytes, { size: now.length }, `${name}!${entry.name}`));
     await write(now);
     await write(new Uint8Array(padding(now.length)));
     drop = padding(entry.size);
   }
   await flush(0);
-  for await (const piece of reader.take(Number.MAX_SAFE_INTEGER)) await write(piece);
+  await passOn(Number.MAX_SAFE_INTEGER);
   return entries;
 }
