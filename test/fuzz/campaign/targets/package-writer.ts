@@ -332,13 +332,36 @@ function condaSample(r: Rand): Sample {
   return zipOf(entries);
 }
 
-function writerSample(r: Rand): Sample {
-  switch (r.int(4)) {
+function writerSample(r: Rand, nest = true): Sample {
+  switch (r.int(nest ? 5 : 4)) {
     case 0: return tarballSample(r);
     case 1: return debSample(r);
     case 2: return wheelSample(r);
-    default: return condaSample(r);
+    case 3: return condaSample(r);
+    default: return nestedSample(r);
   }
+}
+
+/**
+ * Packages inside a package, as the writers meet them (a wheel or a .deb in a tarball, a tarball in a zip):
+ * a tarball or a zip holding one or two packages of any kind beside its own files. The oracle judges each
+ * inner package that changed as a package of its own (`judge`, recursively), not by the writers' own code.
+ */
+function nestedSample(r: Rand): Sample {
+  const inner = Array.from({ length: r.range(1, 2) }, (_, i) => {
+    const sample = writerSample(r, false);
+    const source = bytesSource(sample.bytes);
+    const ext = isZipPackage(source) ? (condaMembers(readZip(source)) !== undefined ? "conda" : "whl") : isDebPackage(source) ? "deb" : "tar";
+    return { name: `pkgs/inner${i}.${ext}`, data: sample.bytes };
+  });
+  const own = packageMembers(r, "").filter((m) => m.kind !== "hardlink");
+  if (r.bool(0.5)) {
+    const members: Member[] = [...own, ...inner.map((m) => ({ name: m.name, kind: "file" as const, data: m.data }))];
+    return compressTar(r, tarOf(r, members, r.bool(0.3)), r.pick([undefined, "gzip", "zstd"] as const));
+  }
+  const entries: ZipEntry[] = [...own.filter((m) => m.kind !== "symlink").map((m) => ({ name: m.name, data: m.data, method: m.kind === "file" && r.bool(0.5) ? (8 as const) : (0 as const), mode: m.kind === "dir" ? 0o40755 : 0o100644 })),
+    ...inner.map((m) => ({ name: m.name, data: m.data, method: r.bool(0.5) ? (8 as const) : (0 as const), mode: 0o100644 }))];
+  return zipOf(entries);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -574,6 +597,14 @@ async function judge(input: Uint8Array, output: Uint8Array, kind: NonNullable<Aw
       continue;
     }
     let want = m.bytes;
+    const written = after.members[i]!.bytes;
+    // A package inside that was written again: judged as a package of its own, every level down.
+    const inner = editable(m.path) && !same(written, m.bytes) ? await kindOf(m.bytes) : undefined;
+    if (inner !== undefined) {
+      await judge(m.bytes, written, inner);
+      edited.set(m.path[m.path.length - 1]!, { before: m.bytes, after: written });
+      continue;
+    }
     if (editable(m.path)) {
       let edit;
       try {
