@@ -277,7 +277,7 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
 
-  it("a wheel downloads pruned for the GPU as offload-kit prune x.whl -o out.whl writes it, member for member (RECORD rewritten, untouched members as stored); a .tar.gz is written too, its tar the CLI's", async () => {
+  it("a wheel downloads pruned for the GPU as offload-kit prune x.whl -o out.whl writes it, member for member (RECORD rewritten, untouched members as stored); a .tar.gz is written too, its tar the CLI's, and a wheel inside a .tar.gz", async () => {
     const work = join(dir, "wheel-prune");
     mkdirSync(work, { recursive: true });
     const G = "hipv4-amdgcn-amd-amdhsa--";
@@ -305,6 +305,15 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     await open([join(work, "pkg-1.0-py3-none-any.whl"), join(work, "code.tar.gz")]);
     const wheel = page.locator('section.file.package[data-name="pkg-1.0-py3-none-any.whl"]');
     const button = wheel.locator(".package-actions button.prune");
+    const describe = (path: string) => {
+      const run = spawnSync("python3", ["-c", [
+        "import hashlib, json, sys, zipfile",
+        "z = zipfile.ZipFile(sys.argv[1])",
+        "print(json.dumps([[i.filename, i.CRC, i.file_size, i.compress_type, i.compress_size, hashlib.sha256(z.read(i)).hexdigest()] for i in z.infolist()]))",
+      ].join("\n"), path], { encoding: "utf8" });
+      expect(run.status, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as [string, number, number, number, number, string][];
+    };
     let written = 0;
     for (const gpu of ["gfx90a:xnack-", "gfx906", "gfx1100"]) {
       await page.fill("#gpu", gpu);
@@ -325,15 +334,6 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
       // but are not the same bytes (docs/browser.md), so the package as a whole is compared member by member.
       const pagePath = join(work, `page-${gpu}.whl`);
       writeFileSync(pagePath, got.bytes);
-      const describe = (path: string) => {
-        const run = spawnSync("python3", ["-c", [
-          "import hashlib, json, sys, zipfile",
-          "z = zipfile.ZipFile(sys.argv[1])",
-          "print(json.dumps([[i.filename, i.CRC, i.file_size, i.compress_type, i.compress_size, hashlib.sha256(z.read(i)).hexdigest()] for i in z.infolist()]))",
-        ].join("\n"), path], { encoding: "utf8" });
-        expect(run.status, run.stderr).toBe(0);
-        return JSON.parse(run.stdout) as [string, number, number, number, number, string][];
-      };
       const before = new Map(describe(join(work, "pkg-1.0-py3-none-any.whl")).map((m) => [m[0], m]));
       const cliMembers = describe(out);
       const pageMembers = describe(pagePath);
@@ -361,6 +361,25 @@ describe.skipIf(CHROMIUM === undefined)("the inspector page on packages: members
     const gotTgz = await download(() => tgz.locator(".package-actions button.prune").click());
     expect(gotTgz.name).toBe("code-gfx906.tar.gz");
     expect(gunzipSync(gotTgz.bytes).equals(gunzipSync(readFileSync(join(work, "cli-code.tar.gz"))))).toBe(true);
+    // A wheel inside a .tar.gz: written by the wheel's writer inside the tarball's, as the CLI writes it (the
+    // wheel's edited members deflated by Chromium's zlib, so compared member by member, unpacked by tar).
+    writeFileSync(join(work, "nested.tar.gz"), gzipSync(tarOf([tarEntry("lib/both.bc", readFileSync(join(work, "both.bc"))), tarEntry("wheels/pkg-1.0-py3-none-any.whl", readFileSync(join(work, "pkg-1.0-py3-none-any.whl")))])));
+    await open([join(work, "nested.tar.gz")]);
+    const nested = page.locator('section.file.package[data-name="nested.tar.gz"]');
+    await page.fill("#gpu", "gfx906");
+    await nested.locator(".package-actions button.prune", { hasText: "Download, pruned for gfx906" }).waitFor();
+    const cliNested = kit(["prune", "--keep=gfx906", "nested.tar.gz", "-o", "cli-nested.tar.gz"], work);
+    expect(cliNested.status, cliNested.stderr).toBe(0);
+    const gotNested = await download(() => nested.locator(".package-actions button.prune").click());
+    writeFileSync(join(work, "page-nested.tar.gz"), gotNested.bytes);
+    for (const side of ["cli", "page"]) {
+      mkdirSync(join(work, `${side}-nested`));
+      expect(spawnSync("tar", ["-xzf", `${side}-nested.tar.gz`, "-C", `${side}-nested`], { cwd: work }).status).toBe(0);
+    }
+    expect(readFileSync(join(work, "page-nested/lib/both.bc")).equals(readFileSync(join(work, "cli-nested/lib/both.bc")))).toBe(true);
+    const innerWheel = (side: string) => describe(join(work, `${side}-nested/wheels/pkg-1.0-py3-none-any.whl`)).map((m) => [m[0], m[1], m[2], m[3], m[5]]);
+    expect(innerWheel("page")).toEqual(innerWheel("cli"));
+    expect(innerWheel("page")).not.toEqual(describe(join(work, "pkg-1.0-py3-none-any.whl")).map((m) => [m[0], m[1], m[2], m[3], m[5]]));
     await page.fill("#gpu", "");
     expect(pageErrors).toEqual([]);
   }, HANG_MS * 2);
