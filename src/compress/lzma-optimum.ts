@@ -386,43 +386,51 @@ export class OptimumParser {
     if (newLen < startLen) return lenEnd;
     const normalMatchPrice = matchPrice + bit0Price(probs[IS_REP + state]!);
     while (lenEnd < cur + newLen) priceOf[++lenEnd] = INFINITY_PRICE;
+    const lenRow = posState * 272 - 2;
+    const matchLenPrices = prices.matchLen;
     let i = 0;
     while (startLen > lens[i]!) i++;
-    for (let len = startLen; ; len++) {
+    let len = startLen;
+    for (; i < count; i++) {
       const dist = dists[i]!;
-      const price = normalMatchPrice + prices.distLenPrice(dist, len, posState);
-      if (price < priceOf[cur + len]!) this.set(cur + len, price, cur, dist + MATCH_BASE);
-      if (len === lens[i] || len === newLen) {
-        // Match, literal, rep0.
-        const from = posCur - dist;
-        const limit = Math.min(availFull, len + 1 + nice);
-        let end2 = len + 1;
-        while (end2 < limit && window[from + end2] === window[posCur + end2]) end2++;
-        const len2 = end2 - (len + 1);
-        if (len2 >= 2) {
-          let state2 = afterMatch(state);
-          let posState2 = (posCur + len - blockStart) & POS_MASK;
-          const litPrice = price + bit0Price(probs[IS_MATCH + (state2 << 4) + posState2]!) + this.literalPrice(window, posCur + len, blockStart, state2, window[from + len]!);
-          state2 = afterLiteral(state2);
-          posState2 = (posState2 + 1) & POS_MASK;
-          const price2 =
-            litPrice +
-            bit1Price(probs[IS_MATCH + (state2 << 4) + posState2]!) +
-            bit1Price(probs[IS_REP + state2]!) +
-            this.pureRepPrice(0, state2, posState2) +
-            prices.repLen[posState2 * 272 + len2 - 2]!;
-          const offset = cur + len + 1 + len2;
-          while (lenEnd < offset) priceOf[++lenEnd] = INFINITY_PRICE;
-          if (price2 < priceOf[offset]!) {
-            this.set(offset, price2, cur + len + 1, 0);
-            this.prev1IsLiteral[offset] = 1;
-            this.prev2[offset] = 1;
-            this.posPrev2[offset] = cur;
-            this.backPrev2[offset] = dist + MATCH_BASE;
-          }
-        }
-        if (++i === count || len === newLen) break;
+      // A distance costs the same for every length from 5 (one length state): priced once per match.
+      const distPrice5 = prices.distPrice(dist, 3);
+      const last = lens[i]! < newLen ? lens[i]! : newLen;
+      let price = 0;
+      for (; len <= last; len++) {
+        price = normalMatchPrice + matchLenPrices[lenRow + len]! + (len < 5 ? prices.distPrice(dist, len - 2) : distPrice5);
+        if (price < priceOf[cur + len]!) this.set(cur + len, price, cur, dist + MATCH_BASE);
       }
+      const matchLen = last;
+      // Match, literal, rep0.
+      const from = posCur - dist;
+      const limit = Math.min(availFull, matchLen + 1 + nice);
+      let end2 = matchLen + 1;
+      while (end2 < limit && window[from + end2] === window[posCur + end2]) end2++;
+      const len2 = end2 - (matchLen + 1);
+      if (len2 >= 2) {
+        let state2 = afterMatch(state);
+        let posState2 = (posCur + matchLen - blockStart) & POS_MASK;
+        const litPrice = price + bit0Price(probs[IS_MATCH + (state2 << 4) + posState2]!) + this.literalPrice(window, posCur + matchLen, blockStart, state2, window[from + matchLen]!);
+        state2 = afterLiteral(state2);
+        posState2 = (posState2 + 1) & POS_MASK;
+        const price2 =
+          litPrice +
+          bit1Price(probs[IS_MATCH + (state2 << 4) + posState2]!) +
+          bit1Price(probs[IS_REP + state2]!) +
+          this.pureRepPrice(0, state2, posState2) +
+          prices.repLen[posState2 * 272 + len2 - 2]!;
+        const offset = cur + matchLen + 1 + len2;
+        while (lenEnd < offset) priceOf[++lenEnd] = INFINITY_PRICE;
+        if (price2 < priceOf[offset]!) {
+          this.set(offset, price2, cur + matchLen + 1, 0);
+          this.prev1IsLiteral[offset] = 1;
+          this.prev2[offset] = 1;
+          this.posPrev2[offset] = cur;
+          this.backPrev2[offset] = dist + MATCH_BASE;
+        }
+      }
+      if (last === newLen) break;
     }
     return lenEnd;
   }

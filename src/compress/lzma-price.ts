@@ -155,11 +155,14 @@ export class LzmaPrices {
 
   /** A match's distance and length past the is-match / is-rep bits. */
   distLenPrice(dist: number, len: number, posState: number): number {
-    const lenState = len < 5 ? len - 2 : 3;
+    return this.matchLen[posState * LEN_SYMBOLS + len - 2]! + this.distPrice(dist, len < 5 ? len - 2 : 3);
+  }
+
+  /** A distance's slot and footer, for a match whose length state is `lenState` (length 2, 3, 4, 5+). */
+  distPrice(dist: number, lenState: number): number {
     const d = dist - 1;
-    const lenPrice = this.matchLen[posState * LEN_SYMBOLS + len - 2]!;
-    if (d < FULL_DISTANCES) return lenPrice + this.dist[lenState * FULL_DISTANCES + d]!;
-    return lenPrice + this.slot[(lenState << 6) + distanceSlot(d)]! + this.align[d & 15]!;
+    if (d < FULL_DISTANCES) return this.dist[lenState * FULL_DISTANCES + d]!;
+    return this.slot[(lenState << 6) + distanceSlot(d)]! + this.align[d & 15]!;
   }
 
   private fillLength(table: Int32Array, base: number, posState: number, left: Int32Array): void {
