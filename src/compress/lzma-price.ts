@@ -52,9 +52,12 @@ export const INFINITY_PRICE = 1 << 30;
 const BIT_PRICES = new Int32Array(128);
 for (let i = 0; i < 128; i++) BIT_PRICES[i] = Math.round(-Math.log2((i * 16 + 8) / 2048) * 16);
 
-/** What coding `bit` with probability `prob` (of a 0, in 1/2048) costs. */
+/**
+ * What coding `bit` with probability `prob` (of a 0, in 1/2048) costs. Without a branch on the bit (a
+ * literal's bits are a coin toss to the branch predictor): for a 1, prob ^ 2047 = 2047 - prob.
+ */
 export function bitPrice(prob: number, bit: number): number {
-  return BIT_PRICES[(bit === 0 ? prob : 2048 - prob) >>> 4]!;
+  return BIT_PRICES[(prob ^ (-bit & 2047)) >>> 4]!;
 }
 
 export function bit0Price(prob: number): number {
@@ -62,7 +65,7 @@ export function bit0Price(prob: number): number {
 }
 
 export function bit1Price(prob: number): number {
-  return BIT_PRICES[(2048 - prob) >>> 4]!;
+  return BIT_PRICES[(prob ^ 2047) >>> 4]!;
 }
 
 function treePrice(probs: Uint16Array, base: number, bits: number, value: number): number {

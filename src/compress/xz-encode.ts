@@ -53,9 +53,9 @@ export interface XzEncoderOptions {
    * "fast": hash table and one lazy step, several times faster and about 8% larger (docs/compression.md).
    */
   readonly mode?: LzmaMode;
-  /** Fast mode: hash-chain candidates per position (default 1; depth 8 was 0.7% larger on librocrand). Normal mode: binary-tree nodes walked per position (default 48). */
+  /** Fast mode: hash-chain candidates per position (default 1; depth 8 was 0.7% larger on librocrand). Normal mode: binary-tree nodes walked per position (default 8). */
   readonly depth?: number;
-  /** A match this long ends the search (default 64, at most 273). */
+  /** A match this long ends the search (default 64 in fast mode, 32 in normal mode; at most 273). */
   readonly niceLength?: number;
   /** Uncompressed bytes per xz block (default 3 x the dictionary size, at least 1 MiB); Infinity for one block. */
   readonly blockSize?: number;
