@@ -13,21 +13,50 @@
  * | match | is-match 1, is-rep 0, length (choice / low 8 / mid 8 / high 256, low and mid by position), 6-bit distance slot by length state, then slot 4-13: reverse tree bits, slot >= 14: direct bits and 4 reverse-coded align bits |
  * | rep0-3 | is-rep 1, G0 / G1 / G2 choose which; rep0 of length 1 is the short rep |
  *
- * The parser is liblzma's "fast" mode in spirit: a hash-chain match finder over 4-byte hashes with a
- * bounded walk (`depth`, stopped early at `niceLength`), the four reps tried first, and one step of lazy
- * evaluation (a match is put off by a literal when the next position has a better one). There is no
- * price model and no optimal parsing: the encoder is several times faster than that and is still well
- * ahead of gzip on code objects (docs/compression.md has the numbers).
+ * Two parsers. "normal" (the default) is liblzma's normal mode: a binary-tree match finder
+ * (lzma-bt4.ts), prices from the probabilities (lzma-price.ts) and optimal parsing over up to 4096 bytes
+ * (lzma-optimum.ts), whose symbols this class codes; files within about 1.5% of `xz -6`'s. "fast" is
+ * liblzma's fast mode in spirit: a hash-chain match finder over 4-byte hashes with a bounded walk
+ * (`depth`, stopped early at `niceLength`), the four reps tried first, and one step of lazy evaluation (a
+ * match is put off by a literal when the next position has a better one), no prices: about four times
+ * as fast, files about 8% larger than `xz -6`'s (docs/compression.md has the numbers).
  *
  * Memory is the dictionary plus a fixed window: input is appended to one buffer and the buffer is slid
  * (the last `dictionarySize` bytes moved to its front) when it fills; hash-chain entries hold positions in
  * a coordinate that survives the slide (`base`), so sliding never rewrites them.
  */
 
+import { Bt4MatchFinder } from "./lzma-bt4.js";
+import { OPTS, OptimumParser } from "./lzma-optimum.js";
+import {
+  ALIGN,
+  DIST_SLOT,
+  DIST_SPECIAL,
+  IS_MATCH,
+  IS_REP,
+  IS_REP0_LONG,
+  IS_REP_G0,
+  IS_REP_G1,
+  IS_REP_G2,
+  LEN_CHOICE,
+  LEN_CHOICE2,
+  LEN_HIGH,
+  LEN_LOW,
+  LEN_MID,
+  LITERAL,
+  LzmaPrices,
+  MATCH_LEN,
+  PROBS,
+  PROB_INIT,
+  REP_LEN,
+} from "./lzma-price.js";
+
 /** The largest match LZMA codes. */
 export const MATCH_LEN_MAX = 273;
 /** Bytes of input the parser wants ahead of a position before it codes it (a match there, and one lazy step). */
 const LOOKAHEAD = MATCH_LEN_MAX + 1 + 4;
+/** The same for the optimal parser: a parse reaches up to OPTS bytes ahead, and a match 273 past that. */
+const NORMAL_LOOKAHEAD = OPTS + MATCH_LEN_MAX + 8;
 /** LZMA2's limits on one chunk: 2 MiB unpacked, 64 KiB packed (a symbol is at most ~20 bytes, the flush 5). */
 const CHUNK_UNPACKED_LIMIT = (1 << 21) - MATCH_LEN_MAX;
 const CHUNK_PACKED_LIMIT = (1 << 16) - 32;
@@ -38,29 +67,6 @@ const SLIDE_AT = 256 << 10;
 /** lc = 3, lp = 0, pb = 2, as (pb * 5 + lp) * 9 + lc. */
 export const LZMA_PROPERTIES = (2 * 5 + 0) * 9 + 3;
 const POS_MASK = 3;
-
-const PROB_INIT = 1024;
-const STATES = 12;
-// The probability table, one Uint16Array; offsets of each model.
-const IS_MATCH = 0;
-const IS_REP = IS_MATCH + STATES * 16;
-const IS_REP_G0 = IS_REP + STATES;
-const IS_REP_G1 = IS_REP_G0 + STATES;
-const IS_REP_G2 = IS_REP_G1 + STATES;
-const IS_REP0_LONG = IS_REP_G2 + STATES;
-const DIST_SLOT = IS_REP0_LONG + STATES * 16;
-const DIST_SPECIAL = DIST_SLOT + 4 * 64;
-const ALIGN = DIST_SPECIAL + 114;
-const LEN_CHOICE = 0;
-const LEN_CHOICE2 = 1;
-const LEN_LOW = 2;
-const LEN_MID = LEN_LOW + 16 * 8;
-const LEN_HIGH = LEN_MID + 16 * 8;
-const LEN_SIZE = LEN_HIGH + 256;
-const MATCH_LEN = ALIGN + 16;
-const REP_LEN = MATCH_LEN + LEN_SIZE;
-const LITERAL = REP_LEN + LEN_SIZE;
-const PROBS = LITERAL + 0x300 * 8;
 
 /**
  * An empty hash-chain entry. Zero, so tables need no fill: it names stored position 0, which is either out
@@ -74,18 +80,35 @@ const WINDOW_START = 1 << 20;
 /** Positions stored in the chains are kept below this by rebasing. */
 const REBASE_AT = 1 << 30;
 
+/**
+ * How the encoder parses: "fast" (hash table, one lazy step, no prices: liblzma's fast mode in spirit) or
+ * "normal" (binary-tree match finder, price model, optimal parsing: liblzma's normal mode, as `xz -6`).
+ */
+export type LzmaMode = "fast" | "normal";
+
 export interface LzmaEncoderOptions {
   /** Largest match distance; a value the LZMA2 dictionary byte can say exactly (see xz-encode.ts). */
   readonly dictionarySize: number;
+  /** Default "normal". */
+  readonly mode?: LzmaMode;
   /**
-   * Candidates walked per position (default 1: the hash table's newest entry only, and no chains are kept).
-   * On librocrand's first 12 MB depth 8 gave a 0.7% larger file, slower (the longest match is taken, not
-   * the cheapest; measured).
+   * Fast mode: candidates walked per position (default 1: the hash table's newest entry only, and no
+   * chains are kept). On librocrand's first 12 MB depth 8 gave a 0.7% larger file, slower (the longest
+   * match is taken, not the cheapest; measured). Normal mode: binary-tree nodes walked per position
+   * (default NORMAL_DEPTH).
    */
   readonly depth?: number;
-  /** A match this long ends the search (default 64). */
+  /** A match this long ends the search (default 64 in fast mode, NORMAL_NICE_LENGTH in normal mode). */
   readonly niceLength?: number;
 }
+
+/**
+ * Normal mode's defaults. xz -6 uses nice 64 and depth 48 (16 + nice / 2); in TypeScript that runs at half
+ * xz -6's speed, so the defaults trade 0.7% of size for a third more speed (librocrand: nice 64 / depth 12
+ * gave 0.6% over xz -6's size, nice 32 / depth 8 1.3%, 1.34 times as fast; measured, docs/compression.md).
+ */
+export const NORMAL_NICE_LENGTH = 32;
+export const NORMAL_DEPTH = 8;
 
 function nextPowerOfTwo(n: number): number {
   let p = 1;
@@ -100,6 +123,7 @@ function nextPowerOfTwo(n: number): number {
  */
 export class LzmaEncoder {
   readonly dictionarySize: number;
+  readonly mode: LzmaMode;
   private readonly depth: number;
   private readonly niceLength: number;
 
@@ -128,6 +152,13 @@ export class LzmaEncoder {
   private shorterDist = 0;
 
   private readonly probs = new Uint16Array(PROBS);
+  // Normal mode's match finder, prices and parser, and the parsed symbols not yet coded.
+  private readonly finder: Bt4MatchFinder | undefined;
+  private readonly prices: LzmaPrices | undefined;
+  private readonly parser: OptimumParser | undefined;
+  private batchAt = 0;
+  private batchCount = 0;
+  private readonly repsNow = new Int32Array(4);
   private state = 0;
   private rep0 = 1;
   private rep1 = 1;
@@ -147,22 +178,30 @@ export class LzmaEncoder {
 
   constructor(options: LzmaEncoderOptions) {
     this.dictionarySize = options.dictionarySize;
-    this.depth = Math.max(1, options.depth ?? 1);
-    this.niceLength = Math.min(MATCH_LEN_MAX, Math.max(8, options.niceLength ?? 64));
-    this.windowMax = Math.max(this.dictionarySize, 1 << 21) + LOOKAHEAD + WINDOW_SPARE;
+    this.mode = options.mode ?? "normal";
+    const normal = this.mode === "normal";
+    this.depth = Math.max(1, options.depth ?? (normal ? NORMAL_DEPTH : 1));
+    this.niceLength = Math.min(MATCH_LEN_MAX, Math.max(8, options.niceLength ?? (normal ? NORMAL_NICE_LENGTH : 64)));
+    this.windowMax = Math.max(this.dictionarySize, 1 << 21) + NORMAL_LOOKAHEAD + WINDOW_SPARE;
     this.window = new Uint8Array(Math.min(this.windowMax, WINDOW_START));
     this.chainMax = nextPowerOfTwo(this.dictionarySize);
-    this.chain = new Int32Array(this.depth > 1 ? Math.min(this.chainMax, nextPowerOfTwo(this.window.length)) : 1);
+    this.chain = new Int32Array(!normal && this.depth > 1 ? Math.min(this.chainMax, nextPowerOfTwo(this.window.length)) : 1);
     this.chainMask = this.chain.length - 1;
     // A head per 8 dictionary bytes, between 64 Ki and 1 Mi heads (a bigger table misses the cache more than it finds).
     this.hashBits = Math.min(20, Math.max(16, Math.log2(this.chainMax) - 3));
-    this.head = new Int32Array(1 << this.hashBits);
+    this.head = new Int32Array(normal ? 1 : 1 << this.hashBits);
+    if (normal) {
+      this.finder = new Bt4MatchFinder(this.dictionarySize, this.niceLength, this.depth, this.window.length);
+      this.prices = new LzmaPrices(this.probs, this.niceLength);
+      this.parser = new OptimumParser(this.probs, this.prices, this.finder, this.niceLength);
+    }
     this.resetState();
   }
 
   /** Probabilities, state and reps to their initial values (a chunk whose control byte says "state reset"). */
   resetState(): void {
     this.probs.fill(PROB_INIT);
+    this.prices?.stale();
     this.state = 0;
     this.rep0 = this.rep1 = this.rep2 = this.rep3 = 1;
   }
@@ -174,6 +213,7 @@ export class LzmaEncoder {
   resetDictionary(): void {
     this.blockStart = this.pos;
     this.nextAt = -1;
+    this.finder?.forget();
     this.resetState();
   }
 
@@ -200,6 +240,7 @@ export class LzmaEncoder {
     const window = new Uint8Array(Math.min(this.windowMax, this.window.length * 2));
     window.set(this.window.subarray(0, this.end));
     this.window = window;
+    this.finder?.grow(window.length);
     const chainSize = Math.min(this.chainMax, nextPowerOfTwo(window.length));
     if (this.depth > 1 && chainSize > this.chain.length) {
       const chain = new Int32Array(chainSize);
@@ -222,6 +263,7 @@ export class LzmaEncoder {
     this.chunkEnd -= keep;
     this.blockStart -= keep;
     if (this.nextAt >= 0) this.nextAt -= keep;
+    this.finder?.slide(keep);
     this.base += keep;
     if (this.base >= REBASE_AT) this.rebase();
   }
@@ -340,6 +382,7 @@ export class LzmaEncoder {
   // ---- symbols ----
 
   private length(base: number, len: number, posState: number): void {
+    this.prices?.noteLength(base === REP_LEN, posState);
     const l = len - 2;
     if (l < 8) {
       this.bit(base + LEN_CHOICE, 0);
@@ -407,6 +450,7 @@ export class LzmaEncoder {
         this.reverseTree(ALIGN, 4, reduced & 15);
       }
     }
+    this.prices?.noteMatch(slot >= 14);
     this.rep3 = this.rep2;
     this.rep2 = this.rep1;
     this.rep1 = this.rep0;
@@ -545,6 +589,53 @@ export class LzmaEncoder {
    * without `final` the parser stops LOOKAHEAD bytes short of the end, with it at the end.
    */
   encode(final: boolean): boolean {
+    return this.parser === undefined ? this.encodeFast(final) : this.encodeNormal(final, this.parser);
+  }
+
+  /**
+   * Normal mode: parses OPTS-byte stretches (optimally) into a batch of symbols, and codes the batch one
+   * symbol at a time, closing a chunk between two symbols when it is full. Without `final` a parse starts
+   * only with NORMAL_LOOKAHEAD bytes ahead, so the parse never sees where a push ended.
+   */
+  private encodeNormal(final: boolean, parser: OptimumParser): boolean {
+    const reps = this.repsNow;
+    for (;;) {
+      if (this.batchAt === this.batchCount) {
+        const avail = this.end - this.pos;
+        if (avail === 0 || (!final && avail < NORMAL_LOOKAHEAD)) return false;
+        reps[0] = this.rep0;
+        reps[1] = this.rep1;
+        reps[2] = this.rep2;
+        reps[3] = this.rep3;
+        this.batchCount = parser.parse(this.window, this.pos, this.end, this.blockStart, this.state, reps);
+        this.batchAt = 0;
+      }
+      if (!this.chunkOpen) this.openChunk();
+      else if (this.pos - this.chunkStart >= CHUNK_UNPACKED_LIMIT || this.outPos + this.cacheSize + 5 >= CHUNK_PACKED_LIMIT) {
+        this.closeChunk();
+        return true;
+      }
+      const len = parser.symbolLen[this.batchAt]!;
+      const dist = parser.symbolDist[this.batchAt]!;
+      this.batchAt++;
+      const pos = this.pos;
+      const posState = (pos - this.blockStart) & POS_MASK;
+      if (dist === 0) {
+        this.literal(pos, posState);
+      } else if (len === 1) {
+        // A short rep, unless the state was reset under the batch (then rep0 is 1 and may not match).
+        if (dist === this.rep0) this.rep(0, 1, posState);
+        else this.literal(pos, posState);
+      } else {
+        const index = dist === this.rep0 ? 0 : dist === this.rep1 ? 1 : dist === this.rep2 ? 2 : dist === this.rep3 ? 3 : -1;
+        if (index >= 0) this.rep(index, len, posState);
+        else this.match(dist, len, posState);
+      }
+      this.pos = pos + len;
+    }
+  }
+
+  private encodeFast(final: boolean): boolean {
     const window = this.window;
     const nice = this.niceLength;
     for (;;) {

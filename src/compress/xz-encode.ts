@@ -35,8 +35,10 @@ import { OffloadKitError } from "../engine/errors.js";
 import { crc32 } from "../packages/xz-index.js";
 import type { ChunkEncoder } from "./chunk-encoder.js";
 import { LZMA_PROPERTIES, LzmaEncoder } from "./lzma-encode.js";
+import type { LzmaMode } from "./lzma-encode.js";
 
 export type { ChunkEncoder } from "./chunk-encoder.js";
+export type { LzmaMode } from "./lzma-encode.js";
 
 export interface XzEncoderOptions {
   /**
@@ -46,9 +48,14 @@ export interface XzEncoderOptions {
    * depth > 1); a decoder needs the rounded size.
    */
   readonly dictionarySize?: number;
-  /** Hash-chain candidates tried per position (default 1): more finds longer matches, slower, and not smaller on librocrand (depth 8: 0.7% larger). */
+  /**
+   * "normal" (default): binary-tree match finder and optimal parsing with a price model, as `xz -6`;
+   * "fast": hash table and one lazy step, several times faster and about 8% larger (docs/compression.md).
+   */
+  readonly mode?: LzmaMode;
+  /** Fast mode: hash-chain candidates per position (default 1; depth 8 was 0.7% larger on librocrand). Normal mode: binary-tree nodes walked per position (default 8). */
   readonly depth?: number;
-  /** A match this long ends the search (default 64, at most 273). */
+  /** A match this long ends the search (default 64 in fast mode, 32 in normal mode; at most 273). */
   readonly niceLength?: number;
   /** Uncompressed bytes per xz block (default 3 x the dictionary size, at least 1 MiB); Infinity for one block. */
   readonly blockSize?: number;
@@ -162,7 +169,7 @@ class XzEncoder implements ChunkEncoder {
     this.dictionaryByte = byte;
     this.blockSize = options.blockSize ?? Math.max(3 * size, 1 << 20);
     if (!(this.blockSize >= 1)) throw new OffloadKitError("BAD_OPTIONS", `xz block size must be at least 1 byte, not ${options.blockSize}`, { field: "blockSize" });
-    this.lzma = new LzmaEncoder({ dictionarySize: size, depth: options.depth, niceLength: options.niceLength });
+    this.lzma = new LzmaEncoder({ dictionarySize: size, mode: options.mode, depth: options.depth, niceLength: options.niceLength });
   }
 
   push(bytes: Uint8Array): Uint8Array[] {

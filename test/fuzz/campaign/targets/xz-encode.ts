@@ -2,7 +2,8 @@
  * The TypeScript xz encoder (src/compress/xz-encode.ts, src/compress/lzma-encode.ts): every input must
  * come back unchanged through the browser's decoder (xz-decompress, WebAssembly xz-embedded, on the
  * project's Node path with OFFLOAD_KIT_XZ=wasm). An encoder accepts any bytes, so the input is the case:
- * its first byte picks the dictionary (4 KiB to 8 MiB), the second the search depth and the block size, the next two seed
+ * its first byte picks the dictionary (4 KiB to 8 MiB), the second the search depth, the block size, the mode (fast or
+ * normal: hash table and lazy step, or binary trees and optimal parsing) and the nice length, the next two seed
  * how the rest is split into pushes (1 byte to 1 MiB pieces). The generator writes structured data for
  * the coder's edges: runs (long matches and reps), blocks repeated at distances just inside and just
  * past the dictionary, noise (uncompressed chunks, and the 64 KiB packed limit), and now and then a
@@ -19,6 +20,9 @@ const DICTIONARIES = [4096, 6144, 65536, 1 << 20, 8 << 20];
 const DEPTHS = [1, 1, 2, 8];
 /** Block sizes (the second byte's upper bits): the default (3 x dictionary, at least 1 MiB), tiny, near a chunk, one block. */
 const BLOCKS = [undefined, 1000, 70_000, Infinity];
+/** The second byte's bit 4 picks the mode, bits 5-6 the nice length (the default, the least, a middle one, the most). */
+const MODES = ["fast", "normal"] as const;
+const NICE = [undefined, 8, 32, 273];
 const PARAMS = 4;
 
 const decoders = nodeDecoders({ ...process.env, OFFLOAD_KIT_XZ: "wasm" });
@@ -74,13 +78,15 @@ function generate(r: Rand): Sample {
   return { bytes, fields: [{ at: 0, size: 1, kind: "kind" }, { at: 1, size: 1, kind: "kind" }] };
 }
 
-async function encodeAndDecode(input: Uint8Array): Promise<{ dictionary: number; depth: number; blockSize: string; pushes: number; encoded: number; decoded: number }> {
+async function encodeAndDecode(input: Uint8Array): Promise<{ dictionary: number; depth: number; blockSize: string; mode: string; niceLength: number | undefined; pushes: number; encoded: number; decoded: number }> {
   const dictionary = DICTIONARIES[(input[0] ?? 0) % DICTIONARIES.length]!;
   const depth = DEPTHS[(input[1] ?? 0) % DEPTHS.length]!;
   const blockSize = BLOCKS[((input[1] ?? 0) >>> 2) % BLOCKS.length];
+  const mode = MODES[((input[1] ?? 0) >>> 4) & 1]!;
+  const niceLength = NICE[((input[1] ?? 0) >>> 5) & 3];
   const data = input.subarray(Math.min(PARAMS, input.length));
   const r = new Rand(`split-${input[2] ?? 0}-${input[3] ?? 0}`);
-  const encoder = createXzEncoder({ dictionarySize: dictionary, depth, blockSize });
+  const encoder = createXzEncoder({ dictionarySize: dictionary, depth, blockSize, mode, niceLength });
   const out: Uint8Array[] = [];
   let pushes = 0;
   for (let at = 0; at < data.length; pushes++) {
@@ -97,12 +103,12 @@ async function encodeAndDecode(input: Uint8Array): Promise<{ dictionary: number;
   let decoded = 0;
   for await (const chunk of decoders.decode("xz", stream())) {
     for (let i = 0; i < chunk.length; i++) {
-      if (chunk[i] !== data[decoded + i]) throw new Error(`decoded byte ${decoded + i} is ${chunk[i]}, the input had ${data[decoded + i]} (dictionary ${dictionary}, depth ${depth}, block ${blockSize})`);
+      if (chunk[i] !== data[decoded + i]) throw new Error(`decoded byte ${decoded + i} is ${chunk[i]}, the input had ${data[decoded + i]} (dictionary ${dictionary}, depth ${depth}, block ${blockSize}, ${mode}, nice ${niceLength})`);
     }
     decoded += chunk.length;
   }
-  if (decoded !== data.length) throw new Error(`decoded ${decoded} bytes of ${data.length} (dictionary ${dictionary}, depth ${depth}, block ${blockSize})`);
-  return { dictionary, depth, blockSize: String(blockSize), pushes, encoded, decoded };
+  if (decoded !== data.length) throw new Error(`decoded ${decoded} bytes of ${data.length} (dictionary ${dictionary}, depth ${depth}, block ${blockSize}, ${mode}, nice ${niceLength})`);
+  return { dictionary, depth, blockSize: String(blockSize), mode, niceLength, pushes, encoded, decoded };
 }
 
 export const xzEncodeTarget: FuzzTarget = {
@@ -112,6 +118,7 @@ export const xzEncodeTarget: FuzzTarget = {
   sources: false,
   generate,
   run: (input) => encodeAndDecode(input),
-  // The window starts at 1 MiB and grows to the dictionary plus 6 MiB; the hash table is up to 4 MiB.
-  allocBudget: (length) => 4 * length + 16 * 1024 * 1024,
+  // The window starts at 1 MiB and grows to the dictionary plus 6 MiB; the hash table is up to 4 MiB;
+  // normal mode's binary trees are one array of 8 bytes per window byte (up to 2 x the dictionary).
+  allocBudget: (length) => 16 * length + 16 * 1024 * 1024,
 };
