@@ -218,6 +218,34 @@ export class OptimumParser {
     return 1;
   }
 
+  /** A rep0 of `len` bytes from `state` at `posState`: is-match, is-rep, the rep0 choice, the length. */
+  private rep0Price(state: number, posState: number, len: number): number {
+    const probs = this.probs;
+    return bit1Price(probs[IS_MATCH + (state << 4) + posState]!) + bit1Price(probs[IS_REP + state]!) + this.pureRepPrice(0, state, posState) + this.prices.repLen[posState * 272 + len - 2]!;
+  }
+
+  /**
+   * A first symbol of `len` bytes at node `cur` (a rep or a match, `back` as the path records it, costing
+   * `firstPrice` and leaving `stateAfter`), then a literal, then a rep0 of `len2` (the bytes at `from` go on
+   * matching past the literal): priced, and kept at its node when cheaper. Returns the end of the priced nodes.
+   */
+  private thenLiteralRep0(window: Uint8Array, posCur: number, blockStart: number, cur: number, len: number, len2: number, firstPrice: number, stateAfter: number, from: number, back: number, lenEnd: number): number {
+    const priceOf = this.price;
+    const posState = (posCur + len - blockStart) & POS_MASK;
+    const litPrice = firstPrice + bit0Price(this.probs[IS_MATCH + (stateAfter << 4) + posState]!) + this.literalPrice(window, posCur + len, blockStart, stateAfter, window[from + len]!);
+    const price = litPrice + this.rep0Price(afterLiteral(stateAfter), (posState + 1) & POS_MASK, len2);
+    const offset = cur + len + 1 + len2;
+    while (lenEnd < offset) priceOf[++lenEnd] = INFINITY_PRICE;
+    if (price < priceOf[offset]!) {
+      this.set(offset, price, cur + len + 1, 0);
+      this.prev1IsLiteral[offset] = 1;
+      this.prev2[offset] = 1;
+      this.posPrev2[offset] = cur;
+      this.backPrev2[offset] = back;
+    }
+    return lenEnd;
+  }
+
   /** Prices every symbol from node `cur` (at window index pos + cur), whose `count` matches the finder holds; returns the new farthest node. */
   private extend(window: Uint8Array, pos: number, cur: number, lenEnd: number, end: number, blockStart: number, count: number): number {
     const probs = this.probs;
@@ -312,12 +340,7 @@ export class OptimumParser {
       if (len2 >= 2) {
         const state2 = afterLiteral(state);
         const posState2 = (posCur + 1 - blockStart) & POS_MASK;
-        const price =
-          curAnd1Price +
-          bit1Price(probs[IS_MATCH + (state2 << 4) + posState2]!) +
-          bit1Price(probs[IS_REP + state2]!) +
-          this.pureRepPrice(0, state2, posState2) +
-          prices.repLen[posState2 * 272 + len2 - 2]!;
+        const price = curAnd1Price + this.rep0Price(state2, posState2, len2);
         const offset = cur + 1 + len2;
         while (lenEnd < offset) priceOf[++lenEnd] = INFINITY_PRICE;
         if (price < priceOf[offset]!) {
@@ -348,32 +371,7 @@ export class OptimumParser {
       let end2 = len + 1;
       while (end2 < limit && window[from + end2] === window[posCur + end2]) end2++;
       const len2 = end2 - (len + 1);
-      if (len2 >= 2) {
-        let state2 = afterRep(state);
-        let posState2 = (posCur + len - blockStart) & POS_MASK;
-        const litPrice =
-          priceBase +
-          prices.repLen[posState * 272 + len - 2]! +
-          bit0Price(probs[IS_MATCH + (state2 << 4) + posState2]!) +
-          this.literalPrice(window, posCur + len, blockStart, state2, window[from + len]!);
-        state2 = afterLiteral(state2);
-        posState2 = (posState2 + 1) & POS_MASK;
-        const price =
-          litPrice +
-          bit1Price(probs[IS_MATCH + (state2 << 4) + posState2]!) +
-          bit1Price(probs[IS_REP + state2]!) +
-          this.pureRepPrice(0, state2, posState2) +
-          prices.repLen[posState2 * 272 + len2 - 2]!;
-        const offset = cur + len + 1 + len2;
-        while (lenEnd < offset) priceOf[++lenEnd] = INFINITY_PRICE;
-        if (price < priceOf[offset]!) {
-          this.set(offset, price, cur + len + 1, 0);
-          this.prev1IsLiteral[offset] = 1;
-          this.prev2[offset] = 1;
-          this.posPrev2[offset] = cur;
-          this.backPrev2[offset] = index;
-        }
-      }
+      if (len2 >= 2) lenEnd = this.thenLiteralRep0(window, posCur, blockStart, cur, len, len2, priceBase + prices.repLen[posState * 272 + len - 2]!, afterRep(state), from, index, lenEnd);
     }
 
     // Matches: each length from startLen with the nearest distance that reaches it.
@@ -412,28 +410,7 @@ export class OptimumParser {
       let end2 = matchLen + 1;
       while (end2 < limit && window[from + end2] === window[posCur + end2]) end2++;
       const len2 = end2 - (matchLen + 1);
-      if (len2 >= 2) {
-        let state2 = afterMatch(state);
-        let posState2 = (posCur + matchLen - blockStart) & POS_MASK;
-        const litPrice = price + bit0Price(probs[IS_MATCH + (state2 << 4) + posState2]!) + this.literalPrice(window, posCur + matchLen, blockStart, state2, window[from + matchLen]!);
-        state2 = afterLiteral(state2);
-        posState2 = (posState2 + 1) & POS_MASK;
-        const price2 =
-          litPrice +
-          bit1Price(probs[IS_MATCH + (state2 << 4) + posState2]!) +
-          bit1Price(probs[IS_REP + state2]!) +
-          this.pureRepPrice(0, state2, posState2) +
-          prices.repLen[posState2 * 272 + len2 - 2]!;
-        const offset = cur + matchLen + 1 + len2;
-        while (lenEnd < offset) priceOf[++lenEnd] = INFINITY_PRICE;
-        if (price2 < priceOf[offset]!) {
-          this.set(offset, price2, cur + matchLen + 1, 0);
-          this.prev1IsLiteral[offset] = 1;
-          this.prev2[offset] = 1;
-          this.posPrev2[offset] = cur;
-          this.backPrev2[offset] = dist + MATCH_BASE;
-        }
-      }
+      if (len2 >= 2) lenEnd = this.thenLiteralRep0(window, posCur, blockStart, cur, matchLen, len2, price, afterMatch(state), from, dist + MATCH_BASE, lenEnd);
       if (last === newLen) break;
     }
     return lenEnd;
