@@ -32,6 +32,7 @@
  * is CRC64, xz's default.
  */
 import { OffloadKitError } from "../engine/errors.js";
+import { concatBytes } from "../formats/bytes.js";
 import { crc32 } from "../packages/xz-index.js";
 import type { ChunkEncoder } from "./chunk-encoder.js";
 import { LZMA_PROPERTIES, LzmaEncoder } from "./lzma-encode.js";
@@ -312,12 +313,5 @@ export function createXzEncoder(options: XzEncoderOptions = {}): ChunkEncoder {
 /** One-shot: the .xz file for `bytes`. */
 export function encodeXz(bytes: Uint8Array, options: XzEncoderOptions = {}): Uint8Array {
   const encoder = createXzEncoder(options);
-  const parts = [...encoder.push(bytes), ...encoder.finish()];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+  return concatBytes([...encoder.push(bytes), ...encoder.finish()]);
 }

@@ -16,35 +16,14 @@ import { nodeDecoders } from "../../src/packages/node/io.js";
 import { readXzLayout } from "../../src/packages/xz-index.js";
 import { HANG_MS } from "../limits.js";
 import { hasNative, runNative } from "../native.js";
+import { concatBytes } from "../../src/formats/bytes.js";
+import { xorshiftBytes } from "./data.js";
 
 const LIBROCRAND = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
 const MODES = ["fast", "normal"] as const;
 const wasmDecoders = nodeDecoders({ ...process.env, OFFLOAD_KIT_XZ: "wasm" });
 
-/** xorshift32 bytes: noise, or (compressible) a few symbols in runs, like code. */
-function bytes(size: number, seed: number, compressible = false): Uint8Array {
-  const out = new Uint8Array(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = compressible ? 0x30 + (x % 5) * ((i >> 6) % 3) : x & 0xff;
-  }
-  return out;
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
+const bytes = xorshiftBytes;
 
 function same(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
@@ -56,7 +35,7 @@ async function wasmDecode(xz: Uint8Array): Promise<Uint8Array> {
   }
   const out: Uint8Array[] = [];
   for await (const chunk of wasmDecoders.decode("xz", pieces())) out.push(chunk);
-  return concat(out);
+  return concatBytes(out);
 }
 
 /** Both decoders give `input` back (the `xz` program only where it is installed, required in CI). */
@@ -83,7 +62,7 @@ function encodeInPieces(input: Uint8Array, sizes: readonly number[], options?: X
     at += size;
   }
   out.push(...encoder.finish());
-  return concat(out);
+  return concatBytes(out);
 }
 
 /** The LZMA2 chunks of a one-block stream this encoder wrote: control byte, unpacked and packed sizes. */
@@ -152,7 +131,7 @@ describe.each(MODES)("xz encoder, %s mode: streams both decoders read back", (mo
   it("random bytes go into uncompressed chunks, and the LZMA chunk after them resets the state", async () => {
     // Noise, then text: uncompressed chunks (01 first, then 02), then an LZMA chunk that must carry C0.
     const text = new TextEncoder().encode("the quick brown fox jumps over the lazy dog; ".repeat(5000));
-    const input = concat([bytes(300_000, 7), text, bytes(100_000, 8), text]);
+    const input = concatBytes([bytes(300_000, 7), text, bytes(100_000, 8), text]);
     const xz = encodeXz(input, { mode });
     const chunks = lzma2Chunks(xz);
     expect(chunks[0]!.control).toBe(0x01);
@@ -203,30 +182,30 @@ describe.each(MODES)("xz encoder, %s mode: streams both decoders read back", (mo
     const block = bytes(200_000, 11);
     const gap = bytes(2_500_000, 12, true);
     const far = bytes(5_000_000, 13, true);
-    const input = concat([block, gap, block, far, block]);
+    const input = concatBytes([block, gap, block, far, block]);
     const xz = encodeXz(input, { mode, dictionarySize: 4 << 20 });
     await expectDecodes(xz, input);
-    const compressedGap = encodeXz(concat([gap, far]), { mode, dictionarySize: 4 << 20 }).length;
+    const compressedGap = encodeXz(concatBytes([gap, far]), { mode, dictionarySize: 4 << 20 }).length;
     // The second copy costs next to nothing, the third (out of reach) about its own size.
     expect(xz.length).toBeLessThan(compressedGap + 2 * block.length + 20_000);
     expect(xz.length).toBeGreaterThan(compressedGap + block.length + 100_000);
   }, HANG_MS);
 
   it("a 4 KiB dictionary: the window slides every few hundred kB, chunks still up to 2 MiB", async () => {
-    const input = concat([bytes(3_000_000, 21, true), bytes(50_000, 22), bytes(1_000_000, 23, true)]);
+    const input = concatBytes([bytes(3_000_000, 21, true), bytes(50_000, 22), bytes(1_000_000, 23, true)]);
     const xz = encodeXz(input, { mode, dictionarySize: 4096, blockSize: Infinity });
     expect(xz[12 + 4]).toBe(0); // dictionary byte 0: 4 KiB
     await expectDecodes(xz, input);
   }, HANG_MS);
 
   it("deeper search and the longest nice length (depth 16, nice 273) decode too", async () => {
-    const input = concat([bytes(400_000, 31, true), bytes(20_000, 32), bytes(400_000, 31, true)]);
+    const input = concatBytes([bytes(400_000, 31, true), bytes(20_000, 32), bytes(400_000, 31, true)]);
     const xz = encodeXz(input, { mode, depth: 16, niceLength: 273 });
     await expectDecodes(xz, input);
   });
 
   it("many small pushes give the same stream as one push", async () => {
-    const input = concat([bytes(700_000, 41, true), bytes(70_000, 42), new Uint8Array(300_000), bytes(5000, 43, true)]);
+    const input = concatBytes([bytes(700_000, 41, true), bytes(70_000, 42), new Uint8Array(300_000), bytes(5000, 43, true)]);
     const whole = encodeXz(input, { mode });
     for (const sizes of [[1], [7, 1, 300], [65_536], [1 << 20, 3]]) {
       const slice = sizes[0] === 1 && sizes.length === 1 ? input.subarray(0, 40_000) : input;
@@ -237,13 +216,13 @@ describe.each(MODES)("xz encoder, %s mode: streams both decoders read back", (mo
   }, HANG_MS);
 
   it("more than 8 MiB pushed in 1 MiB pieces (the default dictionary's window slides)", async () => {
-    const input = concat([bytes(6_000_000, 51, true), bytes(300_000, 52), bytes(5_000_000, 53, true), bytes(300_000, 52)]);
+    const input = concatBytes([bytes(6_000_000, 51, true), bytes(300_000, 52), bytes(5_000_000, 53, true), bytes(300_000, 52)]);
     const xz = encodeInPieces(input, [1 << 20], { mode });
     await expectDecodes(xz, input);
   }, HANG_MS);
 
   it("blocks: each starts afresh, has its own check, and the index lists them for xz-index's re-reads", async () => {
-    const input = concat([bytes(500_000, 61, true), bytes(200_000, 62), bytes(500_000, 61, true)]);
+    const input = concatBytes([bytes(500_000, 61, true), bytes(200_000, 62), bytes(500_000, 61, true)]);
     const xz = encodeInPieces(input, [65_536, 1000], { mode, blockSize: 300_000 });
     await expectDecodes(xz, input);
     const layout = readXzLayout(bytesSource(xz))!;
@@ -251,7 +230,7 @@ describe.each(MODES)("xz encoder, %s mode: streams both decoders read back", (mo
     expect(layout.blocks.map((b) => b.start)).toEqual([0, 300_000, 600_000, 900_000]);
     // A block decoded on its own (behind the stream header, with an index of its own) gives its bytes.
     const third = layout.blocks[2]!;
-    const alone = concat([xz.subarray(0, 12), xz.subarray(third.offset, third.offset + Math.ceil(third.unpaddedSize / 4) * 4), ...(await indexAndFooter(xz, third))]);
+    const alone = concatBytes([xz.subarray(0, 12), xz.subarray(third.offset, third.offset + Math.ceil(third.unpaddedSize / 4) * 4), ...(await indexAndFooter(xz, third))]);
     await expectDecodes(alone, input.subarray(600_000, 900_000));
     const one = encodeXz(input, { mode, blockSize: Infinity });
     expect(readXzLayout(bytesSource(one))!.blocks.length).toBe(1);
@@ -318,7 +297,7 @@ describe("xz encoder, normal mode: what optimal parsing buys, and its state acro
 
   it("carries its state across 2 MiB chunks and small blocks, the same however the input is pushed", async () => {
     const code = codeLike(2_600_000, 81);
-    const input = concat([code, bytes(90_000, 82), code.subarray(100_000, 1_900_000), new Uint8Array(400_000).fill(7), code.subarray(5, 700_000)]);
+    const input = concatBytes([code, bytes(90_000, 82), code.subarray(100_000, 1_900_000), new Uint8Array(400_000).fill(7), code.subarray(5, 700_000)]);
     const options = { mode: "normal", blockSize: 1_300_000 } as const;
     const whole = encodeXz(input, options);
     const layout = readXzLayout(bytesSource(whole))!;

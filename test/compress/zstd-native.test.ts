@@ -11,6 +11,7 @@ import { OffloadKitError } from "../../src/engine/errors.js";
 import { parseCcobHeader, walkCcobs } from "../../src/formats/ccob.js";
 import { nodeCodecsUsing } from "../../src/compress/node/codecs.js";
 import { platformHasZstd, zstdBackend } from "../../src/compress/node/zstd-native.js";
+import { xorshiftBytes } from "./data.js";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/ccob/${name}`, import.meta.url)));
 
@@ -18,20 +19,7 @@ function frameOf(ccob: Uint8Array): Uint8Array {
   return ccob.subarray(parseCcobHeader(ccob).headerSize);
 }
 
-/** Deterministic data: runs of a few symbols (compresses like code) or noise. */
-function data(size: number, seed: number, compressible: boolean): Uint8Array {
-  const out = new Uint8Array(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = compressible ? 0x30 + (x % 5) * ((i >> 6) % 3) : x & 0xff;
-  }
-  return out;
-}
+const data = xorshiftBytes;
 
 function codecError(f: () => unknown): string {
   try {
